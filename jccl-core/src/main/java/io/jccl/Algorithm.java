@@ -1,0 +1,84 @@
+package io.jccl;
+
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Algorithm choices. {@link #AUTO} lets the communicator choose; the others name one algorithm class in
+ * {@code io.jccl.algorithm}. The {@link #id()} is carried in frame headers, so ranks that chose differently are
+ * reported as a mismatch.
+ */
+public enum Algorithm {
+    AUTO(0),
+    /** Rings: two-pass allreduce in gloo's order, allgather and reduce_scatter rotations, ring reduce. */
+    RING(1),
+    /** Binomial trees (broadcast). */
+    TREE(2),
+    /** Every rank exchanges directly with the root (gather, scatter). */
+    DIRECT(3),
+    /** N-1 pairwise exchange steps (all-to-all). */
+    PAIRWISE(4),
+    /** Ring signature check then a dissemination barrier. */
+    DISSEMINATION(5);
+
+    private final int id;
+
+    Algorithm(int id) {
+        this.id = id;
+    }
+
+    public int id() {
+        return id;
+    }
+
+    /** The algorithms implemented for an operation; the first is what AUTO picks. */
+    public static Set<Algorithm> available(OpType op) {
+        switch (op) {
+            case ALL_REDUCE:
+            case ALL_GATHER:
+            case REDUCE_SCATTER:
+            case REDUCE:
+                return EnumSet.of(RING);
+            case BROADCAST:
+                return EnumSet.of(TREE);
+            case GATHER:
+            case SCATTER:
+            case SEND:
+            case RECV:
+                return EnumSet.of(DIRECT);
+            case ALL_TO_ALL:
+                return EnumSet.of(PAIRWISE);
+            case BARRIER:
+                return EnumSet.of(DISSEMINATION);
+            default:
+                throw new AssertionError(op);
+        }
+    }
+
+    /** Resolves AUTO and checks an explicit choice against {@link #available(OpType)}. */
+    public static Algorithm resolve(OpType op, Algorithm requested) {
+        Set<Algorithm> options = available(op);
+        if (requested == null || requested == AUTO) {
+            return options.iterator().next();
+        }
+        if (!options.contains(requested)) {
+            throw new IllegalArgumentException(op.label() + " has no " + requested + " algorithm; available: "
+                    + options);
+        }
+        return requested;
+    }
+
+    public static Algorithm fromId(int id) {
+        for (Algorithm a : values()) {
+            if (a.id == id) {
+                return a;
+            }
+        }
+        throw new IllegalArgumentException("unknown algorithm id: id=" + id);
+    }
+
+    public static Algorithm parse(String name) {
+        return valueOf(name.trim().toUpperCase(Locale.ROOT));
+    }
+}

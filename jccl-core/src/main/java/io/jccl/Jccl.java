@@ -1,0 +1,114 @@
+package io.jccl;
+
+import io.jccl.core.DefaultCommunicator;
+import io.jccl.transport.local.QueueMesh;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** Entry points: communicators for ranks that are threads of this JVM. */
+public final class Jccl {
+    private Jccl() {
+    }
+
+    /** The work of one rank, given its communicator. */
+    @FunctionalInterface
+    public interface RankBody<T> {
+        T run(Communicator comm) throws Exception;
+    }
+
+    /** {@code worldSize} communicators over one in-process queue mesh, rank i at index i. */
+    public static List<Communicator> inProcess(int worldSize) {
+        return inProcess(worldSize, CommunicatorConfig.fromEnvironment());
+    }
+
+    public static List<Communicator> inProcess(int worldSize, CommunicatorConfig config) {
+        Objects.requireNonNull(config, "config");
+        QueueMesh mesh = QueueMesh.create(worldSize);
+        List<Communicator> comms = new ArrayList<>(worldSize);
+        for (int r = 0; r < worldSize; r++) {
+            comms.add(new DefaultCommunicator(mesh.endpoint(r), config));
+        }
+        return Collections.unmodifiableList(comms);
+    }
+
+    /** Runs {@code body} on {@code worldSize} threads, one rank each; see {@link #runThreads(int, CommunicatorConfig, RankBody)}. */
+    public static <T> List<T> runThreads(int worldSize, RankBody<T> body) {
+        return runThreads(worldSize, CommunicatorConfig.fromEnvironment(), body);
+    }
+
+    /**
+     * Runs {@code body} on {@code worldSize} threads, one rank each, and returns each rank's result. When a rank
+     * fails, its communicator is aborted so that every other rank's pending or next collective fails too instead
+     * of hanging; after all threads end, the first failure is thrown (as a {@link JcclException} whose cause is
+     * that rank's exception, with every other rank's failure suppressed).
+     */
+    public static <T> List<T> runThreads(int worldSize, CommunicatorConfig config, RankBody<T> body) {
+        Objects.requireNonNull(body, "body");
+        List<Communicator> comms = inProcess(worldSize, config);
+        List<T> results = new ArrayList<>(Collections.nCopies(worldSize, null));
+        AtomicReference<Throwable> first = new AtomicReference<>();
+        int[] firstRank = {-1};
+        List<Throwable> others = Collections.synchronizedList(new ArrayList<>());
+        List<Thread> threads = new ArrayList<>(worldSize);
+        for (int r = 0; r < worldSize; r++) {
+            int rank = r;
+            Thread t = new Thread(() -> {
+                Communicator comm = comms.get(rank);
+                try {
+                    T result = body.run(comm);
+                    synchronized (results) {
+                        results.set(rank, result);
+                    }
+                } catch (Throwable e) {
+                    if (first.compareAndSet(null, e)) {
+                        synchronized (firstRank) {
+                            firstRank[0] = rank;
+                        }
+                    } else {
+                        others.add(e);
+                    }
+                    comm.abort("rank " + rank + " failed: " + e);
+                }
+            }, "jccl-rank-" + r);
+            threads.add(t);
+            t.start();
+        }
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (t.isAlive()) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    for (Communicator c : comms) {
+                        c.abort("interrupted");
+                    }
+                }
+            }
+        }
+        for (Communicator c : comms) {
+            c.close();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        Throwable f = first.get();
+        if (f != null) {
+            int rank;
+            synchronized (firstRank) {
+                rank = firstRank[0];
+            }
+            JcclException e = new JcclException(rank, f instanceof JcclException ? ((JcclException) f).operation()
+                    : null, -1, "rank " + rank + " failed first: " + f.getMessage(), f);
+            for (Throwable o : others) {
+                e.addSuppressed(o);
+            }
+            throw e;
+        }
+        return results;
+    }
+}

@@ -1,0 +1,180 @@
+package io.jccl;
+
+import io.jccl.core.Buf;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Objects;
+
+/**
+ * A buffer handed to a collective: a range of a Java primitive array, or a direct {@link ByteBuffer}.
+ *
+ * <p>Array tensors are read and written in place. A direct buffer is read in native byte order from its
+ * position to its limit; a collective copies it into a Java array, runs, and copies the result back (one copy
+ * each way). Half-precision types travel as raw bits in a {@code short[]}; {@code byte[]} carries INT8 or UINT8.
+ */
+public final class Tensor {
+    private final DataType dtype;
+    private final Object array;
+    private final int offset;
+    private final int count;
+    private final ByteBuffer buffer;
+
+    private Tensor(DataType dtype, Object array, int offset, int count, ByteBuffer buffer) {
+        this.dtype = dtype;
+        this.array = array;
+        this.offset = offset;
+        this.count = count;
+        this.buffer = buffer;
+    }
+
+    public static Tensor of(float[] data) {
+        return ofArray(DataType.FLOAT32, data, 0, checkedLength(data, float[].class));
+    }
+
+    public static Tensor of(float[] data, int offset, int count) {
+        return ofArray(DataType.FLOAT32, data, offset, count);
+    }
+
+    public static Tensor of(double[] data) {
+        return ofArray(DataType.FLOAT64, data, 0, checkedLength(data, double[].class));
+    }
+
+    public static Tensor of(double[] data, int offset, int count) {
+        return ofArray(DataType.FLOAT64, data, offset, count);
+    }
+
+    public static Tensor of(int[] data) {
+        return ofArray(DataType.INT32, data, 0, checkedLength(data, int[].class));
+    }
+
+    public static Tensor of(long[] data) {
+        return ofArray(DataType.INT64, data, 0, checkedLength(data, long[].class));
+    }
+
+    /** A {@code byte[]} as INT8 or UINT8. */
+    public static Tensor of(byte[] data, DataType dtype) {
+        return ofArray(dtype, data, 0, checkedLength(data, byte[].class));
+    }
+
+    /** A {@code short[]} holding FLOAT16 or BFLOAT16 bit patterns. */
+    public static Tensor of(short[] data, DataType dtype) {
+        return ofArray(dtype, data, 0, checkedLength(data, short[].class));
+    }
+
+    /**
+     * Any primitive array range whose class matches {@link DataType#arrayClass()}.
+     *
+     * @throws IllegalArgumentException if the array is null, of the wrong class, or the range is outside it
+     */
+    public static Tensor ofArray(DataType dtype, Object array, int offset, int count) {
+        Objects.requireNonNull(dtype, "dtype");
+        if (array == null) {
+            throw new IllegalArgumentException("tensor array is null");
+        }
+        if (array.getClass() != dtype.arrayClass()) {
+            throw new IllegalArgumentException("dtype " + dtype + " needs a " + dtype.arrayClass().getSimpleName()
+                    + ", got a " + array.getClass().getSimpleName());
+        }
+        int length = java.lang.reflect.Array.getLength(array);
+        if (offset < 0 || count < 0 || (long) offset + count > length) {
+            throw new IllegalArgumentException("tensor range out of bounds: offset=" + offset + ", count=" + count
+                    + ", array length=" + length);
+        }
+        return new Tensor(dtype, array, offset, count, null);
+    }
+
+    /**
+     * A direct byte buffer from its position to its limit, read and written in native byte order.
+     *
+     * @throws IllegalArgumentException if the buffer is null, read-only, or its remaining bytes are not a whole
+     *                                  number of elements
+     */
+    public static Tensor of(ByteBuffer buffer, DataType dtype) {
+        Objects.requireNonNull(dtype, "dtype");
+        if (buffer == null) {
+            throw new IllegalArgumentException("tensor buffer is null");
+        }
+        if (buffer.isReadOnly()) {
+            throw new IllegalArgumentException("tensor buffer is read-only");
+        }
+        if (buffer.remaining() % dtype.sizeBytes() != 0) {
+            throw new IllegalArgumentException("buffer holds " + buffer.remaining() + " bytes, not a multiple of "
+                    + dtype + "'s " + dtype.sizeBytes() + " bytes");
+        }
+        return new Tensor(dtype, null, 0, buffer.remaining() / dtype.sizeBytes(), buffer.duplicate());
+    }
+
+    private static int checkedLength(Object array, Class<?> cls) {
+        if (array == null) {
+            throw new IllegalArgumentException("tensor array is null");
+        }
+        return java.lang.reflect.Array.getLength(cls.cast(array));
+    }
+
+    public DataType dtype() {
+        return dtype;
+    }
+
+    /** Number of elements. */
+    public int count() {
+        return count;
+    }
+
+    public long byteSize() {
+        return (long) count * dtype.sizeBytes();
+    }
+
+    /** Whether this tensor is backed by a byte buffer (and so is staged through an array). */
+    public boolean isBuffer() {
+        return buffer != null;
+    }
+
+    /**
+     * The elements as an array window: the array itself for array tensors, a copy of the buffer's content for
+     * buffer tensors (write it back with {@link #unstage(Buf)}).
+     */
+    public Buf stage() {
+        if (buffer == null) {
+            return new Buf(dtype, array, offset, count);
+        }
+        Buf buf = Buf.allocate(dtype, count);
+        ByteBuffer src = buffer.duplicate().order(ByteOrder.nativeOrder());
+        switch (dtype) {
+            case FLOAT32: src.asFloatBuffer().get((float[]) buf.array()); break;
+            case FLOAT64: src.asDoubleBuffer().get((double[]) buf.array()); break;
+            case FLOAT16:
+            case BFLOAT16: src.asShortBuffer().get((short[]) buf.array()); break;
+            case INT8:
+            case UINT8: src.get((byte[]) buf.array()); break;
+            case INT32: src.asIntBuffer().get((int[]) buf.array()); break;
+            case INT64: src.asLongBuffer().get((long[]) buf.array()); break;
+            default: throw new AssertionError(dtype);
+        }
+        return buf;
+    }
+
+    /** Writes a staged copy back into a buffer tensor; a no-op for array tensors. */
+    public void unstage(Buf staged) {
+        if (buffer == null) {
+            return;
+        }
+        ByteBuffer dst = buffer.duplicate().order(ByteOrder.nativeOrder());
+        switch (dtype) {
+            case FLOAT32: dst.asFloatBuffer().put((float[]) staged.array()); break;
+            case FLOAT64: dst.asDoubleBuffer().put((double[]) staged.array()); break;
+            case FLOAT16:
+            case BFLOAT16: dst.asShortBuffer().put((short[]) staged.array()); break;
+            case INT8:
+            case UINT8: dst.put((byte[]) staged.array()); break;
+            case INT32: dst.asIntBuffer().put((int[]) staged.array()); break;
+            case INT64: dst.asLongBuffer().put((long[]) staged.array()); break;
+            default: throw new AssertionError(dtype);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Tensor[" + dtype + " x " + count + (buffer != null ? ", direct buffer]" : "]");
+    }
+}

@@ -1,0 +1,39 @@
+package io.jccl.algorithm;
+
+import io.jccl.core.Buf;
+import io.jccl.core.CollectiveCall;
+
+/**
+ * Binomial-tree broadcast. With ranks renumbered v = (r - root) mod P, rank v > 0 receives the whole buffer from
+ * v - 2^floor(log2 v), then sends it to v + 2^k for every 2^k > v with v + 2^k < P, smallest first.
+ *
+ * <p>Cost: ceil(log2 P) steps; each non-root receives T bytes once; a rank sends T bytes to each of its children
+ * (the root to ceil(log2 P) of them). Preceded by {@link SignatureCheck}, since a rank that wrongly believes it is
+ * the root would otherwise send and return.
+ */
+public final class BinomialTreeBroadcast {
+    private BinomialTreeBroadcast() {
+    }
+
+    public static void broadcast(CollectiveCall call, Buf data, int root) {
+        int p = call.size();
+        if (p == 1) {
+            return;
+        }
+        int step = SignatureCheck.agree(call, 0);
+        int v = (call.rank() - root + p) % p;
+        int mask = 1;
+        if (v != 0) {
+            int parentBit = Integer.highestOneBit(v);
+            call.step(step + Integer.numberOfTrailingZeros(parentBit), "tree receive");
+            call.recvInto((v - parentBit + root) % p, data);
+            mask = parentBit << 1;
+        }
+        for (; mask < p; mask <<= 1) {
+            if (v + mask < p) {
+                call.step(step + Integer.numberOfTrailingZeros(mask), "tree send");
+                call.send((v + mask + root) % p, data);
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+package io.jccl.algorithm;
+
+import io.jccl.core.Buf;
+import io.jccl.core.CollectiveCall;
+
+/**
+ * Ring allgather: P-1 rotations. Rank r first places its input in block r of the output; at step s it sends
+ * block (r-s) mod P to rank r+1 and receives block (r-s-1) mod P from rank r-1.
+ *
+ * <p>Cost per rank: P-1 steps, T(P-1)/P bytes sent and received (T = output bytes). A rank that stops after its
+ * first receive starves every other rank of the P-1 frames it needs, so a signature mismatch fails every rank.
+ */
+public final class RingAllGather {
+    private RingAllGather() {
+    }
+
+    public static void allGather(CollectiveCall call, Buf input, Buf output) {
+        int p = call.size();
+        int r = call.rank();
+        int c = input.count();
+        input.copyTo(output, r * c);
+        int to = (r + 1) % p;
+        int from = (r - 1 + p) % p;
+        for (int s = 0; s < p - 1; s++) {
+            call.step(s, "rotate");
+            call.send(to, output.slice(((r - s + p) % p) * c, c));
+            call.recvInto(from, output.slice(((r - s - 1 + 2 * p) % p) * c, c));
+        }
+    }
+}

@@ -1,0 +1,40 @@
+package io.jccl.algorithm;
+
+import io.jccl.ReduceOp;
+import io.jccl.core.Buf;
+import io.jccl.core.CollectiveCall;
+
+/**
+ * Reduce to a root: the reduce-scatter pass of {@link RingAllReduce}, then every rank sends its finished chunk to
+ * the root. The root's result is bit-identical to an allreduce of the same data.
+ *
+ * <p>Cost: P-1 ring steps of T/P bytes per rank, then one step in which the root receives T(P-1)/P bytes. The
+ * root is part of every header, so the ring pass detects a rank that names another root. Only the root's buffer
+ * changes.
+ */
+public final class RingReduce {
+    private RingReduce() {
+    }
+
+    public static void reduce(CollectiveCall call, Buf data, int root, ReduceOp op) {
+        int p = call.size();
+        int r = call.rank();
+        if (p == 1) {
+            return;
+        }
+        Buf work = data.copyOf(0, data.count());
+        int[] bounds = GlooChunking.bounds(work.count(), work.dtype().sizeBytes(), p);
+        RingAllReduce.reduceScatterPhase(call, work, op, bounds);
+        call.step(p - 1, "gather to root");
+        if (r != root) {
+            call.send(root, RingAllReduce.chunk(work, bounds, r));
+            return;
+        }
+        RingAllReduce.chunk(work, bounds, r).copyTo(data, bounds[r]);
+        for (int peer = 0; peer < p; peer++) {
+            if (peer != root) {
+                call.recvInto(peer, RingAllReduce.chunk(data, bounds, peer));
+            }
+        }
+    }
+}

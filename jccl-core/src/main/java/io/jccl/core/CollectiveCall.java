@@ -1,0 +1,132 @@
+package io.jccl.core;
+
+import io.jccl.CollectiveMismatchException;
+import io.jccl.CollectiveTimeoutException;
+import io.jccl.PeerAbortedException;
+import io.jccl.ReduceOp;
+import io.jccl.instrument.Counter;
+import io.jccl.instrument.TrafficCounters;
+import io.jccl.reduce.Reductions;
+import io.jccl.transport.Channel;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.Transport;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * One call in progress on one rank, and the step vocabulary algorithms are written in: {@link #send},
+ * {@link #recvInto} (receive and copy) and {@link #recvReduce} (receive and reduce), each at the current
+ * {@link #step(int, String) step}.
+ *
+ * <p>Every receive checks the peer's header against this call's {@link Signature} before reading the payload,
+ * and waits at most until the call's deadline. Traffic is counted per operation.
+ */
+public final class CollectiveCall {
+    private final Transport transport;
+    private final Channel channel;
+    private final Signature signature;
+    private final long deadlineNanos;
+    private final Duration timeout;
+    private final TrafficCounters counters;
+    private int step;
+    private String phase = "start";
+
+    public CollectiveCall(Transport transport, Channel channel, Signature signature, Duration timeout,
+                          TrafficCounters counters) {
+        this.transport = transport;
+        this.channel = channel;
+        this.signature = signature;
+        this.timeout = timeout;
+        this.deadlineNanos = System.nanoTime() + timeout.toNanos();
+        this.counters = counters;
+    }
+
+    public int rank() {
+        return transport.rank();
+    }
+
+    public int size() {
+        return transport.size();
+    }
+
+    public Signature signature() {
+        return signature;
+    }
+
+    /** Sets the step that the next sends carry and receives expect; {@code phase} names it in messages. */
+    public void step(int newStep, String newPhase) {
+        this.step = newStep;
+        this.phase = newPhase;
+    }
+
+    public int currentStep() {
+        return step;
+    }
+
+    /** Sends {@code data} to {@code peer}. */
+    public void send(int peer, Buf data) {
+        FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, rank(), step, data.count());
+        transport.send(peer, channel, h, data.dtype(), data.array(), data.offset());
+        counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
+        counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
+    }
+
+    /** Receives {@code dst.count()} elements from {@code peer} into {@code dst}. */
+    public void recvInto(int peer, Buf dst) {
+        Frame f = receive(peer, dst.count());
+        if (dst.count() > 0) {
+            System.arraycopy(f.payload(), 0, dst.array(), dst.offset(), dst.count());
+        }
+    }
+
+    /** Receives {@code acc.count()} elements from {@code peer} and reduces them into {@code acc}. */
+    public void recvReduce(int peer, Buf acc, ReduceOp op) {
+        Frame f = receive(peer, acc.count());
+        Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), f.payload(), 0, acc.count());
+    }
+
+    private Frame receive(int peer, int expectedCount) {
+        Frame f;
+        try {
+            f = transport.receive(peer, channel, deadlineNanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new io.jccl.JcclException(rank(), signature.op(), signature.sequence(), "rank " + rank() + ": "
+                    + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
+                    + peer + " at " + describeStep(), e);
+        }
+        if (f == null) {
+            throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), peer, step,
+                    describeStep(), timeout);
+        }
+        FrameHeader h = f.header();
+        if (h.isAbort()) {
+            throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), h.source(),
+                    new String((byte[]) f.payload(), StandardCharsets.UTF_8));
+        }
+        String[] d = signature.firstDifference(h);
+        if (d == null && h.step() != step) {
+            d = new String[] {"step", Integer.toString(step), Integer.toString(h.step())};
+        }
+        if (d == null && h.payloadCount() != expectedCount) {
+            d = new String[] {"payload elements at " + describeStep(), Integer.toString(expectedCount),
+                Integer.toString(h.payloadCount())};
+        }
+        if (d != null) {
+            throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), peer, d[0], d[1],
+                    d[2]);
+        }
+        counters.add(signature.op(), Counter.MESSAGES_RECEIVED, 1);
+        counters.add(signature.op(), Counter.BYTES_RECEIVED,
+                (long) h.payloadCount() * signature.dtype().sizeBytes());
+        return f;
+    }
+
+    /** Human-readable position, for error messages: {@code step 3 (allgather) of algorithm RING}. */
+    public String describeStep() {
+        return "step " + step + " (" + phase + ") of algorithm " + signature.algorithm();
+    }
+}

@@ -1,0 +1,570 @@
+package io.jccl.core;
+
+import io.jccl.Algorithm;
+import io.jccl.CollectiveOptions;
+import io.jccl.Communicator;
+import io.jccl.CommunicatorAbortedException;
+import io.jccl.CommunicatorConfig;
+import io.jccl.DataType;
+import io.jccl.JcclException;
+import io.jccl.OpType;
+import io.jccl.PeerAbortedException;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+import io.jccl.Work;
+import io.jccl.algorithm.BinomialTreeBroadcast;
+import io.jccl.algorithm.DirectGather;
+import io.jccl.algorithm.DirectScatter;
+import io.jccl.algorithm.PairwiseAllToAll;
+import io.jccl.algorithm.RingAllGather;
+import io.jccl.algorithm.RingAllReduce;
+import io.jccl.algorithm.RingReduce;
+import io.jccl.algorithm.RingReduceScatter;
+import io.jccl.algorithm.SignatureCheck;
+import io.jccl.instrument.Counter;
+import io.jccl.instrument.TrafficCounters;
+import io.jccl.reduce.Reductions;
+import io.jccl.transport.Channel;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The one pipeline behind every public call: validate locally (IllegalArgumentException, nothing sent), take a
+ * sequence number, resolve the algorithm, wait for this call's turn (calls run in sequence order whether
+ * synchronous or asynchronous), run it against the transport, and on any failure abort the communicator and
+ * tell every peer.
+ */
+public final class DefaultCommunicator implements Communicator {
+    private static final Logger LOG = LoggerFactory.getLogger(DefaultCommunicator.class);
+
+    private final Transport transport;
+    private final CommunicatorConfig config;
+    private final TrafficCounters counters = new TrafficCounters();
+    private final AtomicLongArray p2pSent;
+    private final AtomicLongArray p2pReceived;
+
+    private final Object turn = new Object();
+    private long nextSequence;
+    private long serving;
+    private ExecutorService async;
+    private volatile RuntimeException failure;
+    private volatile boolean closed;
+
+    public DefaultCommunicator(Transport transport, CommunicatorConfig config) {
+        this.transport = Objects.requireNonNull(transport, "transport");
+        this.config = Objects.requireNonNull(config, "config");
+        this.p2pSent = new AtomicLongArray(transport.size());
+        this.p2pReceived = new AtomicLongArray(transport.size());
+    }
+
+    @Override
+    public int rank() {
+        return transport.rank();
+    }
+
+    @Override
+    public int size() {
+        return transport.size();
+    }
+
+    @Override
+    public String transportName() {
+        return transport.name();
+    }
+
+    @Override
+    public TrafficCounters counters() {
+        return counters;
+    }
+
+    /** A validated call, waiting for its sequence number. */
+    private interface Body {
+        void run(CollectiveCall call);
+    }
+
+    private static final class Prepared {
+        final OpType op;
+        final DataType dtype;
+        final long count;
+        final int root;
+        final ReduceOp reduceOp;
+        final Algorithm algorithm;
+        final Duration timeout;
+        final Body body;
+
+        Prepared(OpType op, DataType dtype, long count, int root, ReduceOp reduceOp, Algorithm algorithm,
+                 Duration timeout, Body body) {
+            this.op = op;
+            this.dtype = dtype;
+            this.count = count;
+            this.root = root;
+            this.reduceOp = reduceOp;
+            this.algorithm = algorithm;
+            this.timeout = timeout;
+            this.body = body;
+        }
+    }
+
+    // ------------------------------------------------------------------ collectives
+
+    @Override
+    public void allReduce(Tensor tensor, ReduceOp op, CollectiveOptions options) {
+        runSync(prepareAllReduce(tensor, op, options));
+    }
+
+    @Override
+    public Work allReduceAsync(Tensor tensor, ReduceOp op, CollectiveOptions options) {
+        return runAsync(prepareAllReduce(tensor, op, options));
+    }
+
+    private Prepared prepareAllReduce(Tensor t, ReduceOp op, CollectiveOptions o) {
+        requireTensor(OpType.ALL_REDUCE, t, "tensor");
+        requireOp(OpType.ALL_REDUCE, op, t.dtype());
+        int world = size();
+        return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, call -> {
+            Buf b = t.stage();
+            RingAllReduce.allReduce(call, b, op);
+            if (op == ReduceOp.AVG) {
+                Reductions.divide(b, world);
+            }
+            t.unstage(b);
+        });
+    }
+
+    @Override
+    public void broadcast(Tensor tensor, int root, CollectiveOptions options) {
+        runSync(prepareBroadcast(tensor, root, options));
+    }
+
+    @Override
+    public Work broadcastAsync(Tensor tensor, int root, CollectiveOptions options) {
+        return runAsync(prepareBroadcast(tensor, root, options));
+    }
+
+    private Prepared prepareBroadcast(Tensor t, int root, CollectiveOptions o) {
+        requireTensor(OpType.BROADCAST, t, "tensor");
+        requireRoot(OpType.BROADCAST, root);
+        return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, call -> {
+            Buf b = t.stage();
+            BinomialTreeBroadcast.broadcast(call, b, root);
+            t.unstage(b);
+        });
+    }
+
+    @Override
+    public void allGather(Tensor input, Tensor output, CollectiveOptions options) {
+        runSync(prepareAllGather(input, output, options));
+    }
+
+    @Override
+    public Work allGatherAsync(Tensor input, Tensor output, CollectiveOptions options) {
+        return runAsync(prepareAllGather(input, output, options));
+    }
+
+    private Prepared prepareAllGather(Tensor in, Tensor out, CollectiveOptions o) {
+        requireTensor(OpType.ALL_GATHER, in, "input");
+        requireTensor(OpType.ALL_GATHER, out, "output");
+        requireSameType(OpType.ALL_GATHER, in, out);
+        requireCount(OpType.ALL_GATHER, "output", out, (long) in.count() * size(),
+                "size x input = " + size() + " x " + in.count());
+        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, call -> {
+            Buf ob = out.stage();
+            RingAllGather.allGather(call, in.stage(), ob);
+            out.unstage(ob);
+        });
+    }
+
+    @Override
+    public void reduceScatter(Tensor input, Tensor output, ReduceOp op, CollectiveOptions options) {
+        runSync(prepareReduceScatter(input, output, op, options));
+    }
+
+    @Override
+    public Work reduceScatterAsync(Tensor input, Tensor output, ReduceOp op, CollectiveOptions options) {
+        return runAsync(prepareReduceScatter(input, output, op, options));
+    }
+
+    private Prepared prepareReduceScatter(Tensor in, Tensor out, ReduceOp op, CollectiveOptions o) {
+        requireTensor(OpType.REDUCE_SCATTER, in, "input");
+        requireTensor(OpType.REDUCE_SCATTER, out, "output");
+        requireSameType(OpType.REDUCE_SCATTER, in, out);
+        requireOp(OpType.REDUCE_SCATTER, op, in.dtype());
+        if (in.count() % size() != 0) {
+            throw new IllegalArgumentException("reduceScatter input must hold a multiple of the world size ("
+                    + size() + ") elements, got " + in.count());
+        }
+        requireCount(OpType.REDUCE_SCATTER, "output", out, in.count() / size(),
+                "input / size = " + in.count() + " / " + size());
+        int world = size();
+        return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, call -> {
+            Buf ob = out.stage();
+            RingReduceScatter.reduceScatter(call, in.stage(), ob, op);
+            if (op == ReduceOp.AVG) {
+                Reductions.divide(ob, world);
+            }
+            out.unstage(ob);
+        });
+    }
+
+    @Override
+    public void reduce(Tensor tensor, int root, ReduceOp op, CollectiveOptions options) {
+        runSync(prepareReduce(tensor, root, op, options));
+    }
+
+    @Override
+    public Work reduceAsync(Tensor tensor, int root, ReduceOp op, CollectiveOptions options) {
+        return runAsync(prepareReduce(tensor, root, op, options));
+    }
+
+    private Prepared prepareReduce(Tensor t, int root, ReduceOp op, CollectiveOptions o) {
+        requireTensor(OpType.REDUCE, t, "tensor");
+        requireRoot(OpType.REDUCE, root);
+        requireOp(OpType.REDUCE, op, t.dtype());
+        int world = size();
+        return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, call -> {
+            Buf b = t.stage();
+            RingReduce.reduce(call, b, root, op);
+            if (call.rank() == root) {
+                if (op == ReduceOp.AVG) {
+                    Reductions.divide(b, world);
+                }
+                t.unstage(b);
+            }
+        });
+    }
+
+    @Override
+    public void gather(Tensor input, Tensor output, int root, CollectiveOptions options) {
+        runSync(prepareGather(input, output, root, options));
+    }
+
+    @Override
+    public Work gatherAsync(Tensor input, Tensor output, int root, CollectiveOptions options) {
+        return runAsync(prepareGather(input, output, root, options));
+    }
+
+    private Prepared prepareGather(Tensor in, Tensor out, int root, CollectiveOptions o) {
+        requireTensor(OpType.GATHER, in, "input");
+        requireRoot(OpType.GATHER, root);
+        boolean isRoot = rank() == root;
+        if (isRoot) {
+            requireTensor(OpType.GATHER, out, "output on the root");
+            requireSameType(OpType.GATHER, in, out);
+            requireCount(OpType.GATHER, "output", out, (long) in.count() * size(),
+                    "size x input = " + size() + " x " + in.count());
+        }
+        return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, call -> {
+            Buf ob = isRoot ? out.stage() : null;
+            DirectGather.gather(call, in.stage(), ob, root);
+            if (isRoot) {
+                out.unstage(ob);
+            }
+        });
+    }
+
+    @Override
+    public void scatter(Tensor input, Tensor output, int root, CollectiveOptions options) {
+        runSync(prepareScatter(input, output, root, options));
+    }
+
+    @Override
+    public Work scatterAsync(Tensor input, Tensor output, int root, CollectiveOptions options) {
+        return runAsync(prepareScatter(input, output, root, options));
+    }
+
+    private Prepared prepareScatter(Tensor in, Tensor out, int root, CollectiveOptions o) {
+        requireTensor(OpType.SCATTER, out, "output");
+        requireRoot(OpType.SCATTER, root);
+        boolean isRoot = rank() == root;
+        if (isRoot) {
+            requireTensor(OpType.SCATTER, in, "input on the root");
+            requireSameType(OpType.SCATTER, in, out);
+            requireCount(OpType.SCATTER, "input", in, (long) out.count() * size(),
+                    "size x output = " + size() + " x " + out.count());
+        }
+        return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, call -> {
+            Buf ob = out.stage();
+            DirectScatter.scatter(call, isRoot ? in.stage() : null, ob, root);
+            out.unstage(ob);
+        });
+    }
+
+    @Override
+    public void allToAll(Tensor input, Tensor output, CollectiveOptions options) {
+        runSync(prepareAllToAll(input, output, options));
+    }
+
+    @Override
+    public Work allToAllAsync(Tensor input, Tensor output, CollectiveOptions options) {
+        return runAsync(prepareAllToAll(input, output, options));
+    }
+
+    private Prepared prepareAllToAll(Tensor in, Tensor out, CollectiveOptions o) {
+        requireTensor(OpType.ALL_TO_ALL, in, "input");
+        requireTensor(OpType.ALL_TO_ALL, out, "output");
+        requireSameType(OpType.ALL_TO_ALL, in, out);
+        if (in.count() % size() != 0) {
+            throw new IllegalArgumentException("allToAll input must hold a multiple of the world size (" + size()
+                    + ") elements, got " + in.count());
+        }
+        requireCount(OpType.ALL_TO_ALL, "output", out, in.count(), "the input's count");
+        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, call -> {
+            Buf ob = out.stage();
+            PairwiseAllToAll.allToAll(call, in.stage(), ob);
+            out.unstage(ob);
+        });
+    }
+
+    @Override
+    public void barrier(CollectiveOptions options) {
+        runSync(prepareBarrier(options));
+    }
+
+    @Override
+    public Work barrierAsync(CollectiveOptions options) {
+        return runAsync(prepareBarrier(options));
+    }
+
+    private Prepared prepareBarrier(CollectiveOptions o) {
+        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o, call -> SignatureCheck.agree(call, 0));
+    }
+
+    // ------------------------------------------------------------------ point to point
+
+    @Override
+    public void send(Tensor tensor, int dst, int tag) {
+        requireTensor(OpType.SEND, tensor, "tensor");
+        requirePeer(OpType.SEND, dst, "dst");
+        checkUsable(OpType.SEND);
+        Signature sig = new Signature(OpType.SEND, p2pSent.getAndIncrement(dst), tensor.dtype(), tensor.count(), tag,
+                null, Algorithm.DIRECT);
+        CollectiveCall call = new CollectiveCall(transport, Channel.P2P, sig, config.timeout(), counters);
+        counters.add(OpType.SEND, Counter.CALLS, 1);
+        try {
+            call.send(dst, tensor.stage());
+        } catch (RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    @Override
+    public void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {
+        requireTensor(OpType.RECV, tensor, "tensor");
+        requirePeer(OpType.RECV, src, "src");
+        Objects.requireNonNull(options, "options");
+        checkUsable(OpType.RECV);
+        Signature sig = new Signature(OpType.SEND, p2pReceived.getAndIncrement(src), tensor.dtype(), tensor.count(),
+                tag, null, Algorithm.DIRECT);
+        Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
+        CollectiveCall call = new CollectiveCall(transport, Channel.P2P, sig, timeout, counters);
+        counters.add(OpType.RECV, Counter.CALLS, 1);
+        try {
+            Buf b = tensor.stage();
+            call.recvInto(src, b);
+            tensor.unstage(b);
+        } catch (RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ the pipeline
+
+    private Prepared prepare(OpType op, DataType dtype, long count, int root, ReduceOp reduceOp,
+                             CollectiveOptions options, Body body) {
+        if (options == null) {
+            throw new IllegalArgumentException(op.label() + " options are null; use CollectiveOptions.DEFAULT");
+        }
+        Algorithm algorithm = Algorithm.resolve(op, options.algorithm());
+        Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
+        return new Prepared(op, dtype, count, root, reduceOp, algorithm, timeout, body);
+    }
+
+    private void runSync(Prepared p) {
+        long seq = takeSequence(p.op);
+        execute(p, seq);
+    }
+
+    private Work runAsync(Prepared p) {
+        long seq = takeSequence(p.op);
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        asyncExecutor().execute(() -> {
+            try {
+                execute(p, seq);
+                future.complete(null);
+            } catch (Throwable t) {
+                future.completeExceptionally(t);
+            }
+        });
+        return new Work(future);
+    }
+
+    private long takeSequence(OpType op) {
+        synchronized (turn) {
+            checkUsable(op);
+            return nextSequence++;
+        }
+    }
+
+    private void execute(Prepared p, long seq) {
+        awaitTurn(seq);
+        try {
+            RuntimeException f = failure;
+            if (f != null || closed) {
+                throw new CommunicatorAbortedException(rank(), p.op,
+                        closed ? "the communicator is closed" : "the communicator failed earlier: " + f.getMessage(),
+                        f);
+            }
+            Signature sig = new Signature(p.op, seq, p.dtype, p.count, p.root, p.reduceOp, p.algorithm);
+            CollectiveCall call = new CollectiveCall(transport, Channel.COLLECTIVE, sig, p.timeout, counters);
+            counters.add(p.op, Counter.CALLS, 1);
+            try {
+                p.body.run(call);
+            } catch (RuntimeException e) {
+                throw fail(e);
+            }
+        } finally {
+            passTurn();
+        }
+    }
+
+    private void awaitTurn(long seq) {
+        boolean interrupted = false;
+        synchronized (turn) {
+            while (serving != seq) {
+                try {
+                    turn.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void passTurn() {
+        synchronized (turn) {
+            serving++;
+            turn.notifyAll();
+        }
+    }
+
+    /** Records the first failure, tells the peers unless a peer told us, and returns the exception to throw. */
+    private RuntimeException fail(RuntimeException e) {
+        boolean first;
+        synchronized (turn) {
+            first = failure == null;
+            if (first) {
+                failure = e;
+            }
+        }
+        if (first && !(e instanceof PeerAbortedException)) {
+            LOG.debug("rank {} aborting peers: {}", rank(), e.getMessage());
+            notifyPeers(e.getMessage());
+        }
+        return e;
+    }
+
+    private void notifyPeers(String reason) {
+        try {
+            Signature sig = new Signature(OpType.BARRIER, -1, DataType.UINT8, 0, -1, null, null);
+            transport.abortPeers(sig.header(FrameDescriptor.TYPE_ABORT, rank(), 0, 0), reason);
+        } catch (RuntimeException notified) {
+            LOG.warn("rank {} could not notify every peer of its failure", rank(), notified);
+        }
+    }
+
+    @Override
+    public void abort(String reason) {
+        String why = reason == null ? "aborted" : reason;
+        fail(new JcclException(rank(), null, -1, "rank " + rank() + " aborted the communicator: " + why, null));
+    }
+
+    private void checkUsable(OpType op) {
+        if (closed) {
+            throw new CommunicatorAbortedException(rank(), op, "the communicator is closed", null);
+        }
+        RuntimeException f = failure;
+        if (f != null) {
+            throw new CommunicatorAbortedException(rank(), op, "the communicator failed earlier: " + f.getMessage(),
+                    f);
+        }
+    }
+
+    private synchronized ExecutorService asyncExecutor() {
+        if (async == null) {
+            async = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "jccl-rank-" + rank() + "-async");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return async;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        synchronized (this) {
+            if (async != null) {
+                async.shutdown();
+            }
+        }
+        transport.close();
+    }
+
+    // ------------------------------------------------------------------ local argument checks
+
+    private static void requireTensor(OpType op, Tensor t, String what) {
+        if (t == null) {
+            throw new IllegalArgumentException(op.label() + ": " + what + " is null");
+        }
+    }
+
+    private static void requireSameType(OpType op, Tensor a, Tensor b) {
+        if (a.dtype() != b.dtype()) {
+            throw new IllegalArgumentException(op.label() + ": input and output dtypes differ: input="
+                    + a.dtype() + ", output=" + b.dtype());
+        }
+    }
+
+    private static void requireCount(OpType op, String what, Tensor t, long expected, String why) {
+        if (t.count() != expected) {
+            throw new IllegalArgumentException(op.label() + ": " + what + " must hold " + expected + " elements ("
+                    + why + "), got " + t.count());
+        }
+    }
+
+    private static void requireOp(OpType op, ReduceOp r, DataType dtype) {
+        if (r == null) {
+            throw new IllegalArgumentException(op.label() + ": reduce op is null");
+        }
+        if (!r.supports(dtype)) {
+            throw new IllegalArgumentException(op.label() + ": reduce op " + r + " is not defined for " + dtype
+                    + "; bitwise ops need an integer type");
+        }
+    }
+
+    private void requireRoot(OpType op, int root) {
+        if (root < 0 || root >= size()) {
+            throw new IllegalArgumentException(op.label() + ": root must be in [0, " + size() + "), got " + root);
+        }
+    }
+
+    private void requirePeer(OpType op, int peer, String what) {
+        if (peer < 0 || peer >= size() || peer == rank()) {
+            throw new IllegalArgumentException(op.label() + ": " + what + " must be another rank in [0, " + size()
+                    + "), got " + peer + " on rank " + rank());
+        }
+    }
+}

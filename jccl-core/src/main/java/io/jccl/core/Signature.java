@@ -1,0 +1,147 @@
+package io.jccl.core;
+
+import io.jccl.Algorithm;
+import io.jccl.DataType;
+import io.jccl.OpType;
+import io.jccl.ReduceOp;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameHeader;
+
+/**
+ * What every rank of a correct program agrees on for one call: operation, sequence number, dtype, element count,
+ * root, reduce op and algorithm. Carried in every frame header; compared on every receive.
+ */
+public final class Signature {
+    private final OpType op;
+    private final long sequence;
+    private final DataType dtype;
+    private final long count;
+    private final int root;
+    private final ReduceOp reduceOp;
+    private final Algorithm algorithm;
+
+    public Signature(OpType op, long sequence, DataType dtype, long count, int root, ReduceOp reduceOp,
+                     Algorithm algorithm) {
+        this.op = op;
+        this.sequence = sequence;
+        this.dtype = dtype;
+        this.count = count;
+        this.root = root;
+        this.reduceOp = reduceOp;
+        this.algorithm = algorithm;
+    }
+
+    public OpType op() {
+        return op;
+    }
+
+    public long sequence() {
+        return sequence;
+    }
+
+    public DataType dtype() {
+        return dtype;
+    }
+
+    public long count() {
+        return count;
+    }
+
+    public int root() {
+        return root;
+    }
+
+    public ReduceOp reduceOp() {
+        return reduceOp;
+    }
+
+    public Algorithm algorithm() {
+        return algorithm;
+    }
+
+    /** A data-frame header for this call from {@code source}. */
+    public FrameHeader header(byte type, int source, int step, int payloadCount) {
+        return new FrameHeader(type, op.id(), dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id(),
+                reduceOp == null ? FrameDescriptor.NONE & 0xFF : reduceOp.id(),
+                algorithm == null ? FrameDescriptor.NONE & 0xFF : algorithm.id(), source, root, sequence, count, step,
+                payloadCount);
+    }
+
+    /**
+     * The first field in which a peer's header disagrees with this call, as {@code {field, local, peer}}, or null
+     * if the signature agrees.
+     */
+    public String[] firstDifference(FrameHeader h) {
+        if (h.operation() != op.id()) {
+            return diff("operation", op.label(), opName(h.operation()));
+        }
+        if (h.sequence() != sequence) {
+            return diff("sequence", Long.toString(sequence), Long.toString(h.sequence()));
+        }
+        int dt = dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id();
+        if (h.dtype() != dt) {
+            return diff("dtype", dtypeName(dt), dtypeName(h.dtype()));
+        }
+        if (h.count() != count) {
+            return diff("count", Long.toString(count), Long.toString(h.count()));
+        }
+        if (h.root() != root) {
+            return diff(op == OpType.SEND || op == OpType.RECV ? "tag" : "root", Integer.toString(root),
+                    Integer.toString(h.root()));
+        }
+        int ro = reduceOp == null ? FrameDescriptor.NONE & 0xFF : reduceOp.id();
+        if (h.reduceOp() != ro) {
+            return diff("reduceOp", reduceOpName(ro), reduceOpName(h.reduceOp()));
+        }
+        int al = algorithm == null ? FrameDescriptor.NONE & 0xFF : algorithm.id();
+        if (h.algorithm() != al) {
+            return diff("algorithm", algorithmName(al), algorithmName(h.algorithm()));
+        }
+        return null;
+    }
+
+    private static String[] diff(String field, String local, String peer) {
+        return new String[] {field, local, peer};
+    }
+
+    private static String opName(int id) {
+        try {
+            return OpType.fromId(id).label();
+        } catch (IllegalArgumentException e) {
+            return "unknown(" + id + ")";
+        }
+    }
+
+    private static String dtypeName(int id) {
+        if (id == (FrameDescriptor.NONE & 0xFF)) {
+            return "none";
+        }
+        try {
+            return DataType.fromId(id).name();
+        } catch (IllegalArgumentException e) {
+            return "unknown(" + id + ")";
+        }
+    }
+
+    private static String reduceOpName(int id) {
+        if (id == (FrameDescriptor.NONE & 0xFF)) {
+            return "none";
+        }
+        try {
+            return ReduceOp.fromId(id).name();
+        } catch (IllegalArgumentException e) {
+            return "unknown(" + id + ")";
+        }
+    }
+
+    private static String algorithmName(int id) {
+        if (id == (FrameDescriptor.NONE & 0xFF)) {
+            return "none";
+        }
+        try {
+            return Algorithm.fromId(id).name();
+        } catch (IllegalArgumentException e) {
+            return "unknown(" + id + ")";
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.jccl.transport;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * Byte layout of the header every jccl message carries, version 1. All fields little-endian.
+ *
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-------------------------------+---------------+---------------+
+ * |         magic 0x4A43 "JC"     |    version    |  frame type   |  0
+ * +---------------+---------------+---------------+---------------+
+ * |   operation   |     dtype     |   reduce op   |   algorithm   |  4
+ * +---------------+---------------+---------------+---------------+
+ * |                          source rank                          |  8
+ * +---------------------------------------------------------------+
+ * |                   root (collectives) / tag (p2p)              | 12
+ * +---------------------------------------------------------------+
+ * |                        sequence number                        | 16
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |                  element count of the call                    | 24
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |                       step within the call                    | 32
+ * +---------------------------------------------------------------+
+ * |                     payload element count                     | 36
+ * +---------------------------------------------------------------+
+ * |                payload: payload count x dtype size            | 40
+ * </pre>
+ *
+ * <p>Invariant: operation, dtype, reduce op, algorithm, root, sequence number and element count together are
+ * the call's signature, identical on every rank of a correct program; a receiver compares them with its own call
+ * before it touches the payload, so a disagreement is reported instead of reduced. {@code reduce op} and
+ * {@code algorithm} are {@link #NONE} where they do not apply; an {@link #TYPE_ABORT} frame carries a UTF-8 reason
+ * as a UINT8 payload.
+ */
+public final class FrameDescriptor {
+    public static final short MAGIC = 0x4A43;
+    public static final byte VERSION = 1;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 2;
+    public static final int TYPE_OFFSET = 3;
+    public static final int OPERATION_OFFSET = 4;
+    public static final int DTYPE_OFFSET = 5;
+    public static final int REDUCE_OP_OFFSET = 6;
+    public static final int ALGORITHM_OFFSET = 7;
+    public static final int SOURCE_OFFSET = 8;
+    public static final int ROOT_OFFSET = 12;
+    public static final int SEQUENCE_OFFSET = 16;
+    public static final int COUNT_OFFSET = 24;
+    public static final int STEP_OFFSET = 32;
+    public static final int PAYLOAD_COUNT_OFFSET = 36;
+    public static final int HEADER_LENGTH = 40;
+
+    public static final byte TYPE_DATA = 0;
+    public static final byte TYPE_ABORT = 1;
+    /** Value of a one-byte field that does not apply to the call. */
+    public static final byte NONE = (byte) 0xFF;
+
+    private FrameDescriptor() {
+    }
+
+    /** Writes {@code h} at the buffer's position and advances it by {@link #HEADER_LENGTH}. */
+    public static void encode(FrameHeader h, ByteBuffer dst) {
+        checkCapacity(dst.remaining());
+        ByteBuffer b = dst.slice().order(ByteOrder.LITTLE_ENDIAN);
+        b.putShort(MAGIC_OFFSET, MAGIC);
+        b.put(VERSION_OFFSET, VERSION);
+        b.put(TYPE_OFFSET, h.type());
+        b.put(OPERATION_OFFSET, (byte) h.operation());
+        b.put(DTYPE_OFFSET, (byte) h.dtype());
+        b.put(REDUCE_OP_OFFSET, (byte) h.reduceOp());
+        b.put(ALGORITHM_OFFSET, (byte) h.algorithm());
+        b.putInt(SOURCE_OFFSET, h.source());
+        b.putInt(ROOT_OFFSET, h.root());
+        b.putLong(SEQUENCE_OFFSET, h.sequence());
+        b.putLong(COUNT_OFFSET, h.count());
+        b.putInt(STEP_OFFSET, h.step());
+        b.putInt(PAYLOAD_COUNT_OFFSET, h.payloadCount());
+        dst.position(dst.position() + HEADER_LENGTH);
+    }
+
+    public static byte[] encode(FrameHeader h) {
+        byte[] bytes = new byte[HEADER_LENGTH];
+        encode(h, ByteBuffer.wrap(bytes));
+        return bytes;
+    }
+
+    /**
+     * Reads a header at the buffer's position and advances it.
+     *
+     * @throws FrameFormatException on a wrong magic or version, or a negative payload count
+     */
+    public static FrameHeader decode(ByteBuffer src) {
+        checkCapacity(src.remaining());
+        ByteBuffer b = src.slice().order(ByteOrder.LITTLE_ENDIAN);
+        short magic = b.getShort(MAGIC_OFFSET);
+        if (magic != MAGIC) {
+            throw new FrameFormatException("bad frame magic: expected=0x" + Integer.toHexString(MAGIC)
+                    + ", actual=0x" + Integer.toHexString(magic & 0xFFFF));
+        }
+        byte version = b.get(VERSION_OFFSET);
+        if (version != VERSION) {
+            throw new FrameFormatException("unsupported frame version: expected=" + VERSION + ", actual=" + version);
+        }
+        int payloadCount = b.getInt(PAYLOAD_COUNT_OFFSET);
+        if (payloadCount < 0) {
+            throw new FrameFormatException("negative payload count: payloadCount=" + payloadCount);
+        }
+        FrameHeader h = new FrameHeader(b.get(TYPE_OFFSET), b.get(OPERATION_OFFSET) & 0xFF,
+                b.get(DTYPE_OFFSET) & 0xFF, b.get(REDUCE_OP_OFFSET) & 0xFF, b.get(ALGORITHM_OFFSET) & 0xFF,
+                b.getInt(SOURCE_OFFSET), b.getInt(ROOT_OFFSET), b.getLong(SEQUENCE_OFFSET),
+                b.getLong(COUNT_OFFSET), b.getInt(STEP_OFFSET), payloadCount);
+        src.position(src.position() + HEADER_LENGTH);
+        return h;
+    }
+
+    public static FrameHeader decode(byte[] bytes) {
+        return decode(ByteBuffer.wrap(bytes));
+    }
+
+    private static void checkCapacity(int capacity) {
+        if (capacity < HEADER_LENGTH) {
+            throw new FrameFormatException("insufficient capacity for a frame header: minCapacity=" + HEADER_LENGTH
+                    + ", capacity=" + capacity);
+        }
+    }
+}

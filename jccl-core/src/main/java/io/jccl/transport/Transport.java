@@ -1,0 +1,40 @@
+package io.jccl.transport;
+
+import io.jccl.DataType;
+
+/**
+ * The point-to-point layer every algorithm is written against: one rank's end of a full mesh of ordered,
+ * reliable links (the seed's {@code Mesh} with {@code send(dst, tensor)} and {@code recv(src)}).
+ *
+ * <p>Contract: frames from one source on one channel arrive in the order sent. {@link #send} returns once the
+ * payload has been copied or written out, so the caller may reuse its buffer. {@link #receive} waits until a frame
+ * from {@code src} arrives, an abort frame from any peer arrives (it is returned instead), or the deadline passes
+ * (it returns {@code null}). Implementations: {@link io.jccl.transport.local.QueueMesh} (threads in one JVM).
+ */
+public interface Transport extends AutoCloseable {
+
+    int rank();
+
+    int size();
+
+    /** A short name for messages and traces: {@code local}, {@code shm}, {@code tcp}. */
+    String name();
+
+    /**
+     * Sends a frame: {@code header}, then {@code header.payloadCount()} elements of {@code payload} (an array of
+     * {@code dtype}) starting at {@code offset}.
+     */
+    void send(int dst, Channel channel, FrameHeader header, DataType dtype, Object payload, int offset);
+
+    /**
+     * The next frame from {@code src} on {@code channel}, an abort frame from any peer, or {@code null} once
+     * {@link System#nanoTime()} passes {@code deadlineNanos}.
+     */
+    Frame receive(int src, Channel channel, long deadlineNanos) throws InterruptedException;
+
+    /** Best effort, never blocks for long: delivers an abort frame carrying {@code reason} to every peer. */
+    void abortPeers(FrameHeader header, String reason);
+
+    @Override
+    void close();
+}
