@@ -1,0 +1,149 @@
+package io.jccl;
+
+import io.jccl.core.Buf;
+import io.jccl.core.Bufs;
+import io.jccl.reference.InputGenerator;
+import io.jccl.reference.ReferenceModel;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Every collective against the exact Java reference, over random world sizes, counts, dtypes, ops and roots. */
+class CollectivesPropertyTest {
+
+    static final class Case {
+        final int world;
+        final int block;
+        final DataType dtype;
+        final ReduceOp op;
+        final int root;
+        final long seed;
+
+        Case(int world, int block, DataType dtype, ReduceOp op, int root, long seed) {
+            this.world = world;
+            this.block = block;
+            this.dtype = dtype;
+            this.op = op;
+            this.root = root;
+            this.seed = seed;
+        }
+
+        @Override
+        public String toString() {
+            return "world=" + world + " block=" + block + " " + dtype + " " + op + " root=" + root + " seed=" + seed;
+        }
+    }
+
+    @Provide
+    Arbitrary<Case> cases() {
+        return Combinators.combine(Arbitraries.integers().between(1, 8),
+                Arbitraries.integers().between(0, 700),
+                Arbitraries.of(DataType.class), Arbitraries.of(ReduceOp.class),
+                Arbitraries.integers().between(0, 7), Arbitraries.longs())
+                .as((w, n, dt, op, root, seed) -> new Case(w, n, dt, op, root % w, seed))
+                .filter(c -> c.op.supports(c.dtype));
+    }
+
+    private static List<Buf> inputs(Case c, int count) {
+        List<Buf> in = new ArrayList<>();
+        for (int r = 0; r < c.world; r++) {
+            in.add(InputGenerator.generate(c.dtype, c.op, count, c.seed, r));
+        }
+        return in;
+    }
+
+    private static Tensor tensor(Buf b) {
+        return Tensor.ofArray(b.dtype(), b.array(), b.offset(), b.count());
+    }
+
+    private static void assertAll(List<RankHarness.Outcome<Boolean>> out, Case c) {
+        for (int r = 0; r < out.size(); r++) {
+            assertNull(out.get(r).error, () -> "rank failed for " + c);
+            int rank = r;
+            assertTrue(out.get(r).value, () -> "rank " + rank + " differs from the reference for " + c);
+        }
+    }
+
+    @Property(tries = 60)
+    void allReduceMatchesReference(@ForAll("cases") Case c) throws Exception {
+        int count = c.block * c.world + c.root; // not a multiple of the world size in general
+        List<Buf> in = inputs(c, count);
+        Buf expected = ReferenceModel.allReduce(in, c.op);
+        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+            Buf mine = in.get(comm.rank()).copyOf(0, count);
+            comm.allReduce(tensor(mine), c.op);
+            return Bufs.bitEqual(mine, expected);
+        }), c);
+    }
+
+    @Property(tries = 40)
+    void reduceScatterMatchesAllReduceBlock(@ForAll("cases") Case c) throws Exception {
+        List<Buf> in = inputs(c, c.block * c.world);
+        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+            Buf out = Buf.allocate(c.dtype, c.block);
+            comm.reduceScatter(tensor(in.get(comm.rank())), tensor(out), c.op);
+            return Bufs.bitEqual(out, ReferenceModel.reduceScatter(in, c.op, comm.rank()));
+        }), c);
+    }
+
+    @Property(tries = 40)
+    void reduceMatchesAllReduceOnRoot(@ForAll("cases") Case c) throws Exception {
+        int count = c.block + c.world;
+        List<Buf> in = inputs(c, count);
+        Buf expected = ReferenceModel.allReduce(in, c.op);
+        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+            Buf mine = in.get(comm.rank()).copyOf(0, count);
+            comm.reduce(tensor(mine), c.root, c.op);
+            return Bufs.bitEqual(mine, comm.rank() == c.root ? expected : in.get(comm.rank()));
+        }), c);
+    }
+
+    @Property(tries = 40)
+    void broadcastAllGatherGatherScatterAllToAll(@ForAll("cases") Case c) throws Exception {
+        List<Buf> in = inputs(c, c.block * c.world);
+        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+            int r = comm.rank();
+            int p = comm.size();
+            boolean ok = true;
+
+            Buf b = in.get(r).copyOf(0, in.get(r).count());
+            comm.broadcast(tensor(b), c.root);
+            ok &= Bufs.bitEqual(b, in.get(c.root));
+
+            List<Buf> blocks = new ArrayList<>();
+            for (Buf x : in) {
+                blocks.add(ReferenceModel.block(x, p, 0));
+            }
+            Buf gathered = Buf.allocate(c.dtype, c.block * p);
+            comm.allGather(tensor(blocks.get(r)), tensor(gathered));
+            ok &= Bufs.bitEqual(gathered, ReferenceModel.allGather(blocks));
+
+            Buf atRoot = Buf.allocate(c.dtype, c.block * p);
+            comm.gather(tensor(blocks.get(r)), r == c.root ? tensor(atRoot) : null, c.root);
+            if (r == c.root) {
+                ok &= Bufs.bitEqual(atRoot, ReferenceModel.allGather(blocks));
+            }
+
+            Buf part = Buf.allocate(c.dtype, c.block);
+            comm.scatter(r == c.root ? tensor(in.get(r)) : null, tensor(part), c.root);
+            ok &= Bufs.bitEqual(part, ReferenceModel.block(in.get(c.root), p, r));
+
+            Buf exchanged = Buf.allocate(c.dtype, c.block * p);
+            comm.allToAll(tensor(in.get(r)), tensor(exchanged));
+            ok &= Bufs.bitEqual(exchanged, ReferenceModel.allToAll(in, r));
+
+            comm.barrier();
+            return ok;
+        }), c);
+    }
+}

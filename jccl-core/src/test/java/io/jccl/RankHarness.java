@@ -1,0 +1,50 @@
+package io.jccl;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/** Runs one body per rank on threads and reports each rank's result or exception, without propagating. */
+final class RankHarness {
+    private RankHarness() {
+    }
+
+    static final class Outcome<T> {
+        final T value;
+        final Throwable error;
+
+        Outcome(T value, Throwable error) {
+            this.value = value;
+            this.error = error;
+        }
+    }
+
+    static <T> List<Outcome<T>> run(int world, Duration timeout, Jccl.RankBody<T> body) throws Exception {
+        List<Communicator> comms = Jccl.inProcess(world, CommunicatorConfig.fromEnvironment().withTimeout(timeout));
+        ExecutorService pool = Executors.newFixedThreadPool(world);
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (Communicator c : comms) {
+                futures.add(pool.submit(() -> body.run(c)));
+            }
+            List<Outcome<T>> out = new ArrayList<>();
+            for (Future<T> f : futures) {
+                try {
+                    out.add(new Outcome<>(f.get(timeout.toMillis() * 4 + 10_000, TimeUnit.MILLISECONDS), null));
+                } catch (java.util.concurrent.ExecutionException e) {
+                    out.add(new Outcome<>(null, e.getCause()));
+                }
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+            for (Communicator c : comms) {
+                c.close();
+            }
+        }
+    }
+}
