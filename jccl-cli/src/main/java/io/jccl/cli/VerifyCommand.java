@@ -1,0 +1,116 @@
+package io.jccl.cli;
+
+import io.jccl.Algorithm;
+import io.jccl.DataType;
+import io.jccl.ReduceOp;
+import io.jccl.verify.Primitive;
+import io.jccl.verify.Report;
+import io.jccl.verify.Verifier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+
+/** {@code jccl verify}: the verification table against torch.distributed gloo. */
+@Command(name = "verify", mixinStandardHelpOptions = true,
+        description = {
+            "Runs every primitive on jccl's in-process queue mesh (ranks as threads) and the same inputs on "
+                + "torch.distributed's gloo backend, and prints a verification table followed by the per-rank "
+                + "byte counters. Exit status 1 if any row mismatches.",
+            "",
+            "gloo is run with ${JCCL_TORCH_PYTHON:-/usr/bin/python3}; without torch the table compares against "
+                + "jccl's exact Java reference and says so. torch 1.13's gloo has no reduce_scatter, AVG or "
+                + "bfloat16: those rows compare with gloo's all_reduce block, gloo's SUM divided by N, and an "
+                + "exact model of gloo's ring order in bfloat16 (see docs/verification.md)."})
+public final class VerifyCommand implements Callable<Integer> {
+
+    @Option(names = "--world", split = ",", paramLabel = "N",
+            description = "World size(s), comma-separated (default: ${DEFAULT-VALUE}).", defaultValue = "4")
+    List<Integer> worlds;
+
+    @Option(names = "--count", split = ",", paramLabel = "ELEMENTS",
+            description = "Element count(s): the full buffer (all_gather/gather: output; reduce_scatter/scatter/"
+                + "all_to_all: input), rounded up to a multiple of the world size where needed "
+                + "(default: ${DEFAULT-VALUE}).", defaultValue = "4099")
+    List<Integer> counts;
+
+    @Option(names = "--dtype", split = ",", paramLabel = "TYPE",
+            description = "Data type(s): float32, float64, float16, bfloat16, int8, uint8, int32, int64 "
+                + "(default: all).")
+    List<String> dtypes;
+
+    @Option(names = "--op", split = ",", paramLabel = "OP",
+            description = "Reduce op(s): sum, product, min, max, avg, band, bor, bxor (default: all).")
+    List<String> ops;
+
+    @Option(names = "--primitive", split = ",", paramLabel = "NAME",
+            description = "Primitive(s): all_reduce, broadcast, all_gather, reduce_scatter, reduce, gather, "
+                + "scatter, all_to_all (default: all).")
+    List<String> primitives;
+
+    @Option(names = "--root", paramLabel = "RANK", defaultValue = "0",
+            description = "Root of broadcast, reduce, gather and scatter, taken modulo the world size "
+                + "(default: ${DEFAULT-VALUE}).")
+    int root;
+
+    @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "auto",
+            description = "Algorithm where a primitive has it: auto, ring, tree, direct, pairwise "
+                + "(default: ${DEFAULT-VALUE}).")
+    String algorithm;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed of the inputs (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--reference", paramLabel = "auto|gloo|java", defaultValue = "auto",
+            description = "auto: gloo if torch is importable, else the Java model; gloo: require torch; "
+                + "java: the exact Java model only (default: ${DEFAULT-VALUE}).")
+    String reference;
+
+    @Option(names = "--timeout-s", defaultValue = "120",
+            description = "Deadline of each collective, in seconds (default: ${DEFAULT-VALUE}).")
+    long timeoutSeconds;
+
+    @Option(names = "--json", description = "Print the report as JSON instead of tables.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        Verifier.Settings s = new Verifier.Settings();
+        s.worlds = worlds;
+        for (int w : worlds) {
+            if (w < 1) {
+                throw new IllegalArgumentException("--world must be at least 1, got " + w);
+            }
+        }
+        s.counts = counts;
+        for (int c : counts) {
+            if (c < 0) {
+                throw new IllegalArgumentException("--count must be 0 or more, got " + c);
+            }
+        }
+        if (dtypes != null) {
+            s.dtypes = dtypes.stream().map(DataType::parse).collect(Collectors.toList());
+        }
+        if (ops != null) {
+            s.ops = ops.stream().map(ReduceOp::parse).collect(Collectors.toList());
+        }
+        if (primitives != null) {
+            s.primitives = primitives.stream().map(Primitive::parse).collect(Collectors.toList());
+        }
+        s.root = root;
+        s.algorithm = Algorithm.parse(algorithm);
+        s.seed = seed;
+        s.reference = Verifier.ReferenceMode.valueOf(reference.trim().toUpperCase(java.util.Locale.ROOT));
+        s.timeout = Duration.ofSeconds(timeoutSeconds);
+        Report report = Verifier.run(s, System.err);
+        if (json) {
+            report.printJson(System.out);
+        } else {
+            report.printText(System.out);
+        }
+        return report.passed() ? 0 : 1;
+    }
+}

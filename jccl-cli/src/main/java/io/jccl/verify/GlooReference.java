@@ -1,0 +1,172 @@
+package io.jccl.verify;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.jccl.core.Buf;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The real torch.distributed gloo backend, driven through {@code gloo_reference.py}: one batch of cases per world
+ * size (torch costs seconds to start), inputs and outputs exchanged as raw files in a temporary directory.
+ */
+public final class GlooReference {
+    /** Environment variable naming the Python interpreter that has torch. */
+    public static final String PYTHON_ENV = "JCCL_TORCH_PYTHON";
+    public static final String PYTHON_DEFAULT = "/usr/bin/python3";
+    public static final String INSTALL_HINT = "apt-get install -y python3-torch";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String python;
+    private final String torchVersion;
+
+    private GlooReference(String python, String torchVersion) {
+        this.python = python;
+        this.torchVersion = torchVersion;
+    }
+
+    /** The interpreter to use: {@code $JCCL_TORCH_PYTHON}, else {@code /usr/bin/python3}. */
+    public static String pythonPath() {
+        String env = System.getenv(PYTHON_ENV);
+        return env != null && !env.isBlank() ? env : PYTHON_DEFAULT;
+    }
+
+    /** Probes for torch; returns null (with the reason in {@code why[0]}) when it cannot be imported. */
+    public static GlooReference find(String[] why) {
+        String py = pythonPath();
+        try {
+            Process p = new ProcessBuilder(py, "-c", "import torch, torch.distributed as d; "
+                    + "assert d.is_available() and d.is_gloo_available(); print(torch.__version__)")
+                    .redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                why[0] = py + " did not answer within 120 s";
+                return null;
+            }
+            if (p.exitValue() != 0) {
+                String[] lines = out.split("\n");
+                why[0] = "torch with gloo is not importable by " + py + " (" + lines[lines.length - 1] + ")";
+                return null;
+            }
+            String[] lines = out.split("\n");
+            return new GlooReference(py, lines[lines.length - 1].trim());
+        } catch (IOException e) {
+            why[0] = py + " cannot be run (" + e.getMessage() + ")";
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            why[0] = "interrupted";
+            return null;
+        }
+    }
+
+    public String torchVersion() {
+        return torchVersion;
+    }
+
+    /** What gloo produced for one case. */
+    public static final class Result {
+        final boolean rejected;
+        final String reference;
+        final String message;
+        final List<Buf> outputs;
+
+        Result(boolean rejected, String reference, String message, List<Buf> outputs) {
+            this.rejected = rejected;
+            this.reference = reference;
+            this.message = message;
+            this.outputs = outputs;
+        }
+    }
+
+    /** Runs every case (all of one world size) in one torch launch. */
+    public Map<Integer, Result> run(int world, List<VerifyCase> cases, Duration timeout) throws IOException,
+            InterruptedException {
+        Path dir = Files.createTempDirectory("jccl-gloo-");
+        try {
+            ObjectNode spec = JSON.createObjectNode();
+            spec.put("world", world);
+            ArrayNode arr = spec.putArray("cases");
+            for (VerifyCase c : cases) {
+                ObjectNode n = arr.addObject();
+                n.put("id", c.id());
+                n.put("primitive", c.primitive().torchName());
+                n.put("dtype", c.dtype().torchName());
+                if (c.op() != null) {
+                    n.put("op", c.op().name());
+                }
+                n.put("count", c.count());
+                n.put("root", c.root());
+                for (int r = 0; r < world; r++) {
+                    BufIO.write(c.input(r), dir.resolve("in_" + c.id() + "_" + r + ".bin"));
+                }
+            }
+            JSON.writeValue(dir.resolve("cases.json").toFile(), spec);
+            Path script = dir.resolve("gloo_reference.py");
+            try (InputStream in = GlooReference.class.getResourceAsStream("gloo_reference.py")) {
+                Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
+            }
+            Path log = dir.resolve("log.txt");
+            Process p = new ProcessBuilder(python, script.toString(), dir.toString())
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+                throw new IOException("gloo reference did not finish within " + timeout.toSeconds() + " s: "
+                        + tail(log));
+            }
+            if (p.exitValue() != 0 || !Files.exists(dir.resolve("results.json"))) {
+                throw new IOException("gloo reference failed (exit " + p.exitValue() + "): " + tail(log));
+            }
+            JsonNode res = JSON.readTree(dir.resolve("results.json").toFile()).get("cases");
+            Map<Integer, Result> out = new HashMap<>();
+            for (VerifyCase c : cases) {
+                JsonNode n = res.get(Integer.toString(c.id()));
+                if (n == null) {
+                    throw new IOException("gloo reference reported nothing for case " + c.id());
+                }
+                boolean rejected = "rejected".equals(n.get("status").asText());
+                List<Buf> outputs = new java.util.ArrayList<>();
+                for (int r = 0; r < world; r++) {
+                    Path f = dir.resolve("out_" + c.id() + "_" + r + ".bin");
+                    outputs.add(!rejected && c.hasOutput(r) ? BufIO.read(f, c.dtype(), c.outputCount()) : null);
+                }
+                out.put(c.id(), new Result(rejected, n.get("reference").asText(),
+                        n.has("message") ? n.get("message").asText() : null, outputs));
+            }
+            return out;
+        } finally {
+            deleteTree(dir);
+        }
+    }
+
+    private static String tail(Path log) throws IOException {
+        if (!Files.exists(log)) {
+            return "(no output)";
+        }
+        List<String> lines = Files.readAllLines(log);
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}

@@ -1,0 +1,220 @@
+package io.jccl.verify;
+
+import io.jccl.Algorithm;
+import io.jccl.DataType;
+import io.jccl.ReduceOp;
+import io.jccl.core.Buf;
+import io.jccl.reference.ReferenceModel;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The verification job: runs every requested case on jccl and on the reference (real gloo, or the exact Java
+ * model when torch is absent or not wanted), and compares them rank by rank.
+ */
+public final class Verifier {
+
+    /** Which reference to compare with. */
+    public enum ReferenceMode {
+        /** gloo when torch is importable, the Java model otherwise (with a notice). */
+        AUTO,
+        /** gloo, or fail. */
+        GLOO,
+        /** The exact Java model only. */
+        JAVA
+    }
+
+    /** What to run. */
+    public static final class Settings {
+        public List<Integer> worlds = List.of(4);
+        public List<Integer> counts = List.of(4099);
+        public List<DataType> dtypes = List.of(DataType.values());
+        public List<ReduceOp> ops = List.of(ReduceOp.values());
+        public List<Primitive> primitives = List.of(Primitive.values());
+        public int root = 0;
+        public Algorithm algorithm = Algorithm.AUTO;
+        public long seed = 1;
+        public ReferenceMode reference = ReferenceMode.AUTO;
+        public Duration timeout = Duration.ofMinutes(2);
+    }
+
+    /** Row verdicts; the first three pass. */
+    public enum Verdict {
+        IDENTICAL, WITHIN_BOUND, REJECTED, MISMATCH, ERROR;
+
+        public boolean passed() {
+            return this == IDENTICAL || this == WITHIN_BOUND || this == REJECTED;
+        }
+    }
+
+    /** One row of the table. */
+    public static final class Row {
+        public final VerifyCase c;
+        public final String algorithm;
+        public final String reference;
+        public final Verdict verdict;
+        public final Comparison comparison;
+        public final String note;
+
+        Row(VerifyCase c, String algorithm, String reference, Verdict verdict, Comparison comparison, String note) {
+            this.c = c;
+            this.algorithm = algorithm;
+            this.reference = reference;
+            this.verdict = verdict;
+            this.comparison = comparison;
+            this.note = note;
+        }
+    }
+
+    /** The cases for one world size, in table order. */
+    public static List<VerifyCase> cases(Settings s, int world, int firstId) {
+        List<VerifyCase> out = new ArrayList<>();
+        int id = firstId;
+        for (Primitive p : s.primitives) {
+            for (int count : s.counts) {
+                for (DataType dt : s.dtypes) {
+                    List<ReduceOp> ops = p.reduces() ? s.ops : Collections.singletonList(null);
+                    for (ReduceOp op : ops) {
+                        out.add(new VerifyCase(id++, p, dt, op, world, count, Math.floorMod(s.root, world), s.seed));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Runs the job. {@code notices} receives one line when the reference falls back to the Java model.
+     *
+     * @throws IOException if gloo was required, or found, and failed to run
+     */
+    public static Report run(Settings s, PrintStream notices) throws IOException, InterruptedException {
+        GlooReference gloo = null;
+        String referenceName = "java model";
+        if (s.reference != ReferenceMode.JAVA) {
+            String[] why = new String[1];
+            gloo = GlooReference.find(why);
+            if (gloo == null) {
+                String msg = "torch not found: " + why[0] + "; install it with '" + GlooReference.INSTALL_HINT
+                        + "' (or set " + GlooReference.PYTHON_ENV + ")";
+                if (s.reference == ReferenceMode.GLOO) {
+                    throw new IOException(msg);
+                }
+                notices.println(msg + "; comparing against the exact Java reference instead.");
+            } else {
+                referenceName = "gloo (torch " + gloo.torchVersion() + ")";
+            }
+        }
+        List<Row> rows = new ArrayList<>();
+        List<TrafficLaw.Row> traffic = new ArrayList<>();
+        int nextId = 0;
+        for (int world : s.worlds) {
+            List<VerifyCase> cases = cases(s, world, nextId);
+            nextId += cases.size();
+            Map<Integer, GlooReference.Result> glooResults = gloo == null ? null
+                    : gloo.run(world, cases, s.timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
+            try (JcclRunner runner = new JcclRunner(world, s.algorithm, s.timeout)) {
+                for (VerifyCase c : cases) {
+                    rows.add(row(c, runner.run(c), glooResults == null ? null : glooResults.get(c.id())));
+                }
+                traffic.addAll(TrafficLaw.measure(world, s.counts.stream().mapToInt(Integer::intValue).max()
+                        .orElse(0), s.algorithm));
+            }
+        }
+        return new Report(referenceName, rows, traffic);
+    }
+
+    private static Row row(VerifyCase c, JcclRunner.Outcome j, GlooReference.Result g) {
+        boolean jcclRejected = j.error instanceof IllegalArgumentException;
+        if (j.error != null && !jcclRejected) {
+            return new Row(c, j.algorithm, g == null ? "java model" : g.reference, Verdict.ERROR, null,
+                    "jccl failed: " + j.error);
+        }
+        if (g != null && !g.rejected) {
+            if (jcclRejected) {
+                return new Row(c, j.algorithm, g.reference, Verdict.ERROR, null, "gloo accepts, jccl rejects: "
+                        + j.error.getMessage());
+            }
+            return compare(c, j, g.outputs, g.reference, null);
+        }
+        String torchNote = g != null ? "torch rejects: " + g.message : null;
+        if (jcclRejected) {
+            boolean undefined = c.op() != null && !c.op().supports(c.dtype());
+            String note = (torchNote != null ? torchNote + "; " : "") + "jccl rejects: " + j.error.getMessage();
+            return new Row(c, j.algorithm, g != null ? g.reference : "java model",
+                    undefined ? Verdict.REJECTED : Verdict.ERROR, null, note);
+        }
+        return compare(c, j, model(c), "java model", torchNote);
+    }
+
+    private static Row compare(VerifyCase c, JcclRunner.Outcome j, List<Buf> expected, String reference,
+                               String note) {
+        List<Buf> inputs = null;
+        if (c.primitive().reduces()) {
+            inputs = new ArrayList<>();
+            for (int r = 0; r < c.world(); r++) {
+                inputs.add(c.input(r));
+            }
+        }
+        Comparison total = Comparison.identicalResult();
+        for (int r = 0; r < c.world(); r++) {
+            if (!c.hasOutput(r)) {
+                continue;
+            }
+            Buf actual = j.outputs.get(r);
+            Buf exp = expected.get(r);
+            int offset = c.primitive() == Primitive.REDUCE_SCATTER ? r * c.outputCount() : 0;
+            total = total.merge(Comparison.of(actual, exp, c.op(), inputs, offset));
+        }
+        Verdict v = total.identical() ? Verdict.IDENTICAL : total.withinBound() ? Verdict.WITHIN_BOUND
+                : Verdict.MISMATCH;
+        return new Row(c, j.algorithm, reference, v, total, note);
+    }
+
+    /** Expected outputs per rank from the exact Java model (null where a rank has no output). */
+    static List<Buf> model(VerifyCase c) {
+        int p = c.world();
+        List<Buf> inputs = new ArrayList<>();
+        for (int r = 0; r < p; r++) {
+            inputs.add(c.input(r));
+        }
+        List<Buf> out = new ArrayList<>();
+        for (int r = 0; r < p; r++) {
+            if (!c.hasOutput(r)) {
+                out.add(null);
+                continue;
+            }
+            switch (c.primitive()) {
+                case ALL_REDUCE:
+                case REDUCE:
+                    out.add(ReferenceModel.allReduce(inputs, c.op()));
+                    break;
+                case REDUCE_SCATTER:
+                    out.add(ReferenceModel.reduceScatter(inputs, c.op(), r));
+                    break;
+                case BROADCAST:
+                    out.add(inputs.get(c.root()));
+                    break;
+                case ALL_GATHER:
+                case GATHER:
+                    out.add(ReferenceModel.allGather(inputs));
+                    break;
+                case SCATTER:
+                    out.add(ReferenceModel.block(inputs.get(c.root()), p, r));
+                    break;
+                case ALL_TO_ALL:
+                    out.add(ReferenceModel.allToAll(inputs, r));
+                    break;
+                default:
+                    throw new AssertionError(c.primitive());
+            }
+        }
+        return out;
+    }
+}
