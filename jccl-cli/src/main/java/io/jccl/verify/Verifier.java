@@ -117,17 +117,28 @@ public final class Verifier {
         for (int world : s.worlds) {
             List<VerifyCase> cases = cases(s, world, nextId);
             nextId += cases.size();
-            Map<Integer, GlooReference.Result> glooResults = gloo == null ? null
-                    : gloo.run(world, cases, s.timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
-            try (JcclRunner runner = new JcclRunner(world, s.algorithm, s.timeout)) {
-                for (VerifyCase c : cases) {
-                    rows.add(row(c, runner.run(c), glooResults == null ? null : glooResults.get(c.id())));
-                }
-                traffic.addAll(TrafficLaw.measure(world, s.counts.stream().mapToInt(Integer::intValue).max()
-                        .orElse(0), s.algorithm));
-            }
+            rows.addAll(verify(gloo, world, cases, s.algorithm, s.timeout));
+            traffic.addAll(TrafficLaw.measure(world, s.counts.stream().mapToInt(Integer::intValue).max().orElse(0),
+                    s.algorithm));
         }
         return new Report(referenceName, rows, traffic);
+    }
+
+    /**
+     * Verifies explicit cases, all of world size {@code world}, against {@code gloo} (one torch launch), or
+     * against the Java model when {@code gloo} is null.
+     */
+    public static List<Row> verify(GlooReference gloo, int world, List<VerifyCase> cases, Algorithm algorithm,
+                                   Duration timeout) throws IOException, InterruptedException {
+        Map<Integer, GlooReference.Result> glooResults = gloo == null ? null
+                : gloo.run(world, cases, timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
+        List<Row> rows = new ArrayList<>();
+        try (JcclRunner runner = new JcclRunner(world, algorithm, timeout)) {
+            for (VerifyCase c : cases) {
+                rows.add(row(c, runner.run(c), glooResults == null ? null : glooResults.get(c.id())));
+            }
+        }
+        return rows;
     }
 
     private static Row row(VerifyCase c, JcclRunner.Outcome j, GlooReference.Result g) {
@@ -146,7 +157,8 @@ public final class Verifier {
         String torchNote = g != null ? "torch rejects: " + g.message : null;
         if (jcclRejected) {
             boolean undefined = c.op() != null && !c.op().supports(c.dtype());
-            String note = (torchNote != null ? torchNote + "; " : "") + "jccl rejects: " + j.error.getMessage();
+            String note = undefined ? (g != null ? "torch and jccl reject " : "jccl rejects ") + c.op() + " on "
+                    + c.dtype().torchName() : "jccl rejects: " + j.error.getMessage();
             return new Row(c, j.algorithm, g != null ? g.reference : "java model",
                     undefined ? Verdict.REJECTED : Verdict.ERROR, null, note);
         }
