@@ -25,6 +25,10 @@ import java.time.Duration;
  * and waits at most until the call's deadline. Traffic is counted per operation.
  */
 public final class CollectiveCall {
+    /** First wait on one peer before looking at the others' frames; doubled up to {@link #MAX_SLICE_NANOS}. */
+    private static final long FIRST_SLICE_NANOS = 1_000_000L;
+    private static final long MAX_SLICE_NANOS = 100_000_000L;
+
     private final Transport transport;
     private final Channel channel;
     private final Signature signature;
@@ -89,19 +93,7 @@ public final class CollectiveCall {
     }
 
     private Frame receive(int peer, int expectedCount) {
-        Frame f;
-        try {
-            f = transport.receive(peer, channel, deadlineNanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new io.jccl.JcclException(rank(), signature.op(), signature.sequence(), "rank " + rank() + ": "
-                    + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
-                    + peer + " at " + describeStep(), e);
-        }
-        if (f == null) {
-            throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), peer, step,
-                    describeStep(), timeout);
-        }
+        Frame f = await(peer);
         FrameHeader h = f.header();
         if (h.isAbort()) {
             throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), h.source(),
@@ -123,6 +115,55 @@ public final class CollectiveCall {
         counters.add(signature.op(), Counter.BYTES_RECEIVED,
                 (long) h.payloadCount() * signature.dtype().sizeBytes());
         return f;
+    }
+
+    /**
+     * Waits for the next frame from {@code peer} until the deadline. While it waits it looks, at growing
+     * intervals, at the oldest unread frame of every other peer: a frame of this sequence number with another
+     * signature, or of an earlier one, means that peer is in a different call which may never send to this rank,
+     * and is reported at once instead of at the deadline.
+     */
+    private Frame await(int peer) {
+        long sliceNanos = FIRST_SLICE_NANOS;
+        try {
+            while (true) {
+                long now = System.nanoTime();
+                Frame f = transport.receive(peer, channel, Math.min(deadlineNanos, now + sliceNanos));
+                if (f != null) {
+                    return f;
+                }
+                if (System.nanoTime() - deadlineNanos >= 0) {
+                    throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), peer, step,
+                            describeStep(), timeout);
+                }
+                if (channel == Channel.COLLECTIVE) {
+                    checkOtherPeers(peer);
+                }
+                sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new io.jccl.JcclException(rank(), signature.op(), signature.sequence(), "rank " + rank() + ": "
+                    + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
+                    + peer + " at " + describeStep(), e);
+        }
+    }
+
+    private void checkOtherPeers(int awaited) {
+        for (int p = 0; p < size(); p++) {
+            if (p == awaited || p == rank()) {
+                continue;
+            }
+            FrameHeader h = transport.peekHeader(p, channel);
+            if (h == null || h.isAbort() || h.sequence() > signature.sequence()) {
+                continue;
+            }
+            String[] d = signature.firstDifference(h);
+            if (d != null) {
+                throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, d[0], d[1],
+                        d[2]);
+            }
+        }
     }
 
     /** Human-readable position, for error messages: {@code step 3 (allgather) of algorithm RING}. */

@@ -32,6 +32,12 @@ public interface Transport extends AutoCloseable {
      */
     Frame receive(int src, Channel channel, long deadlineNanos) throws InterruptedException;
 
+    /**
+     * The header of the oldest frame from {@code src} on {@code channel} that {@link #receive} has not yet returned,
+     * or null; never blocks. Used while waiting on one peer to notice that another peer is in a different call.
+     */
+    FrameHeader peekHeader(int src, Channel channel);
+
     /** Best effort, never blocks for long: delivers an abort frame carrying {@code reason} to every peer. */
     void abortPeers(FrameHeader header, String reason);
 

@@ -115,6 +115,12 @@ public final class QueueMesh {
         }
 
         @Override
+        public FrameHeader peekHeader(int src, Channel channel) {
+            Envelope e = queues[channel.ordinal()][src][rank].peek();
+            return e == null ? null : FrameDescriptor.decode(e.header);
+        }
+
+        @Override
         public void abortPeers(FrameHeader header, String reason) {
             byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
             Envelope e = new Envelope(FrameDescriptor.encode(header.withStep(header.step(), bytes.length)), bytes);

@@ -1,0 +1,66 @@
+package io.jccl;
+
+import io.jccl.instrument.Counter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Locally wrong arguments are rejected before anything is sent, and leave the communicator usable. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ArgumentValidationTest {
+
+    private static void rejects(Executable call, String... fragments) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+        for (String f : fragments) {
+            assertTrue(e.getMessage().contains(f), () -> "'" + e.getMessage() + "' lacks '" + f + "'");
+        }
+    }
+
+    @Test
+    void shouldRejectBadArgumentsWithoutCommunicating() throws Exception {
+        List<RankHarness.Outcome<float[]>> out = RankHarness.run(3, Duration.ofSeconds(20), comm -> {
+            rejects(() -> comm.allReduce((Tensor) null, ReduceOp.SUM), "allReduce", "tensor is null");
+            rejects(() -> comm.allReduce(Tensor.of(new float[3]), ReduceOp.BXOR), "BXOR", "FLOAT32", "integer");
+            rejects(() -> comm.allReduce(Tensor.of(new float[3]), null), "reduce op is null");
+            rejects(() -> comm.broadcast(new float[3], 3), "root must be in [0, 3), got 3");
+            rejects(() -> comm.broadcast(new float[3], -1), "root must be in [0, 3), got -1");
+            rejects(() -> comm.allGather(Tensor.of(new float[2]), Tensor.of(new float[5])),
+                    "output must hold 6 elements", "got 5");
+            rejects(() -> comm.allGather(Tensor.of(new float[2]), Tensor.of(new double[6])), "dtypes differ");
+            rejects(() -> comm.reduceScatter(Tensor.of(new float[7]), Tensor.of(new float[2]), ReduceOp.SUM),
+                    "multiple of the world size (3)", "got 7");
+            rejects(() -> comm.reduceScatter(Tensor.of(new float[9]), Tensor.of(new float[2]), ReduceOp.SUM),
+                    "output must hold 3 elements");
+            rejects(() -> comm.allToAll(Tensor.of(new float[4]), Tensor.of(new float[4])), "multiple of the world");
+            rejects(() -> comm.allReduce(Tensor.of(new float[3]), ReduceOp.SUM,
+                    CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.TREE)), "allReduce has no TREE algorithm");
+            rejects(() -> comm.send(Tensor.of(new float[1]), comm.rank(), 0), "dst must be another rank");
+            rejects(() -> Tensor.ofArray(DataType.FLOAT32, new int[3], 0, 3), "needs a float[]");
+            rejects(() -> Tensor.of(new float[3], 2, 2), "out of bounds");
+            if (comm.rank() == 0) {
+                rejects(() -> comm.gather(Tensor.of(new float[1]), null, 0), "output on the root is null");
+            }
+            for (OpType op : OpType.values()) {
+                assertEquals(0, comm.counters().get(op, Counter.MESSAGES_SENT), op.label());
+            }
+            // nothing was consumed: the next real collective still lines up on every rank
+            float[] x = {comm.rank(), 1};
+            comm.allReduce(x, ReduceOp.SUM);
+            return x;
+        });
+        for (RankHarness.Outcome<float[]> o : out) {
+            assertNull(o.error);
+            assertArrayEquals(new float[] {3, 3}, o.value);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package io.jccl;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class AsyncAndBuffersTest {
+
+    @Test
+    void shouldRunAsyncAndSyncCallsInCallOrder() throws Exception {
+        List<RankHarness.Outcome<List<float[]>>> out = RankHarness.run(4, Duration.ofSeconds(20), comm -> {
+            List<float[]> bufs = new ArrayList<>();
+            List<Work> works = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                float[] b = new float[1000 + i];
+                java.util.Arrays.fill(b, comm.rank() + i);
+                bufs.add(b);
+                works.add(comm.allReduceAsync(Tensor.of(b), ReduceOp.SUM));
+                if (i % 5 == 0) {
+                    float[] s = {1};
+                    comm.allReduce(s, ReduceOp.SUM); // synchronous, between asynchronous calls
+                    assertEquals(4f, s[0]);
+                }
+            }
+            for (Work w : works) {
+                w.await();
+            }
+            return bufs;
+        });
+        for (RankHarness.Outcome<List<float[]>> o : out) {
+            assertNull(o.error);
+            for (int i = 0; i < 20; i++) {
+                float expected = 6 + 4 * i;
+                for (float v : o.value.get(i)) {
+                    assertEquals(expected, v);
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldRethrowAsyncFailureFromAwait() throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, Duration.ofMillis(200), comm -> {
+            if (comm.rank() == 0) {
+                Work w = comm.allReduceAsync(Tensor.of(new float[3]), ReduceOp.SUM);
+                assertInstanceOf(CollectiveTimeoutException.class, assertThrows(JcclException.class, w::await));
+            }
+            return null;
+        });
+        assertNull(out.get(0).error);
+    }
+
+    @Test
+    void shouldReduceDirectByteBuffersInPlace() throws Exception {
+        List<RankHarness.Outcome<double[]>> out = RankHarness.run(3, Duration.ofSeconds(20), comm -> {
+            ByteBuffer b = ByteBuffer.allocateDirect(8 * 5).order(ByteOrder.nativeOrder());
+            for (int i = 0; i < 5; i++) {
+                b.putDouble(i * 8, comm.rank() * 10 + i);
+            }
+            comm.allReduce(Tensor.of(b, DataType.FLOAT64), ReduceOp.MAX);
+            double[] r = new double[5];
+            b.asDoubleBuffer().get(r);
+            return r;
+        });
+        for (RankHarness.Outcome<double[]> o : out) {
+            assertNull(o.error);
+            assertArrayEquals(new double[] {20, 21, 22, 23, 24}, o.value);
+        }
+    }
+
+    @Test
+    void shouldSendAndReceiveInOrder() throws Exception {
+        List<RankHarness.Outcome<int[]>> out = RankHarness.run(2, Duration.ofSeconds(20), comm -> {
+            int[] got = new int[6];
+            if (comm.rank() == 0) {
+                comm.send(Tensor.of(new int[] {1, 2, 3}), 1, 9);
+                comm.send(Tensor.of(new int[] {4, 5, 6}), 1, 9);
+            } else {
+                Tensor a = Tensor.ofArray(DataType.INT32, got, 0, 3);
+                Tensor b = Tensor.ofArray(DataType.INT32, got, 3, 3);
+                comm.recv(a, 0, 9);
+                comm.recv(b, 0, 9);
+            }
+            return got;
+        });
+        assertArrayEquals(new int[] {1, 2, 3, 4, 5, 6}, out.get(1).value);
+    }
+
+    @Test
+    void shouldPropagateTheFirstFailureOfRunThreads() {
+        JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(4,
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30)), comm -> {
+                    if (comm.rank() == 1) {
+                        throw new IllegalStateException("boom on rank 1");
+                    }
+                    comm.allReduce(new float[16], ReduceOp.SUM);
+                    return null;
+                }));
+        assertEquals(1, e.rank());
+        assertInstanceOf(IllegalStateException.class, e.getCause());
+        assertEquals(3, e.getSuppressed().length);
+        for (Throwable s : e.getSuppressed()) {
+            PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, s);
+            assertEquals(1, a.originRank());
+            assertTrue(a.reason().contains("boom on rank 1"));
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package io.jccl;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class DeadlineTest {
+
+    @Test
+    void shouldFailBarrierOnEveryPresentRankWhenARankNeverArrives() throws Exception {
+        CountDownLatch release = new CountDownLatch(2);
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(3, Duration.ofMillis(300), comm -> {
+            try {
+                if (comm.rank() != 2) {
+                    comm.barrier();
+                }
+                return null;
+            } finally {
+                release.countDown();
+            }
+        });
+        int timeouts = 0;
+        for (int r = 0; r < 2; r++) {
+            Throwable e = out.get(r).error;
+            assertInstanceOf(JcclException.class, e);
+            if (e instanceof CollectiveTimeoutException) {
+                assertEquals(2, ((CollectiveTimeoutException) e).peer());
+                timeouts++;
+            }
+        }
+        assertTrue(timeouts >= 1);
+        assertEquals(null, out.get(2).error);
+    }
+
+    @Test
+    void shouldTimeOutAllReduceWhenARankNeverArrives() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(3, Duration.ofMinutes(5), comm -> {
+            if (comm.rank() == 2) {
+                release.await(20, TimeUnit.SECONDS);
+                return null;
+            }
+            try {
+                // rank 1 has the short deadline; rank 0 would wait 30 s but is told as soon as rank 1 fails
+                comm.allReduce(Tensor.of(new float[10]), ReduceOp.SUM, CollectiveOptions.DEFAULT
+                        .withTimeout(Duration.ofMillis(comm.rank() == 1 ? 300 : 30_000)));
+                return null;
+            } finally {
+                if (comm.rank() == 0) {
+                    release.countDown();
+                }
+            }
+        });
+        // rank 1 receives from rank 2 at step 0 and times out; rank 0 waits on rank 1 and is told it failed
+        CollectiveTimeoutException t = assertInstanceOf(CollectiveTimeoutException.class, out.get(1).error);
+        assertEquals(1, t.rank());
+        assertEquals(2, t.peer());
+        assertEquals(OpType.ALL_REDUCE, t.operation());
+        assertEquals(0, t.sequence());
+        assertEquals(0, t.step());
+        assertTrue(t.getMessage().contains("rank 1: allReduce #0 timed out after 300 ms waiting for rank 2 at step 0"),
+                t.getMessage());
+        PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, out.get(0).error);
+        assertEquals(1, a.originRank());
+        assertTrue(a.getMessage().contains("timed out"), a.getMessage());
+    }
+
+    @Test
+    void shouldRefuseCallsAfterAFailure() throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, Duration.ofMillis(200), comm -> {
+            if (comm.rank() == 0) {
+                JcclException first = assertThrows(CollectiveTimeoutException.class,
+                        () -> comm.allReduce(new float[4], ReduceOp.SUM));
+                CommunicatorAbortedException next = assertThrows(CommunicatorAbortedException.class,
+                        () -> comm.broadcast(new float[4], 0));
+                assertEquals(first, next.getCause());
+            }
+            return null;
+        });
+        assertEquals(null, out.get(0).error);
+    }
+
+    @Test
+    void shouldTimeOutPointToPointReceive() throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, Duration.ofSeconds(30), comm -> {
+            if (comm.rank() == 1) {
+                comm.recv(Tensor.of(new int[3]), 0, 7, CollectiveOptions.DEFAULT.withTimeout(Duration.ofMillis(200)));
+            }
+            return null;
+        });
+        CollectiveTimeoutException t = assertInstanceOf(CollectiveTimeoutException.class, out.get(1).error);
+        assertEquals(0, t.peer());
+    }
+}

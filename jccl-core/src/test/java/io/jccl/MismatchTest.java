@@ -1,0 +1,159 @@
+package io.jccl;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every kind of cross-rank disagreement must make every rank raise, naming the ranks and the field, before any
+ * deadline (the deadline here is long, so a hang would surface as a timeout and fail the test).
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class MismatchTest {
+    private static final Duration LONG = Duration.ofSeconds(30);
+
+    private static void assertEveryRankFails(List<RankHarness.Outcome<Object>> out, String field) {
+        int mismatches = 0;
+        for (int r = 0; r < out.size(); r++) {
+            Throwable e = out.get(r).error;
+            int rank = r;
+            assertNotNull(e, () -> "rank " + rank + " returned normally");
+            if (e instanceof CollectiveMismatchException) {
+                CollectiveMismatchException m = (CollectiveMismatchException) e;
+                assertEquals(field, m.field(), m.getMessage());
+                assertEquals(r, m.rank());
+                assertTrue(m.getMessage().contains("rank " + m.peer() + " has " + field + "="), m.getMessage());
+                mismatches++;
+            } else {
+                PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e,
+                        () -> "rank " + rank + ": " + e);
+                assertTrue(a.reason().contains("mismatch") && a.reason().contains(field), a.getMessage());
+            }
+        }
+        assertTrue(mismatches >= 1, "nobody detected the mismatch");
+    }
+
+    @Test
+    void shouldReportCountMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+            comm.allReduce(new float[comm.rank() == 2 ? 11 : 10], ReduceOp.SUM);
+            return null;
+        }), "count");
+    }
+
+    @Test
+    void shouldReportDtypeMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+            if (comm.rank() == 3) {
+                comm.allReduce(new double[10], ReduceOp.SUM);
+            } else {
+                comm.allReduce(new float[10], ReduceOp.SUM);
+            }
+            return null;
+        }), "dtype");
+    }
+
+    @Test
+    void shouldReportReduceOpMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+            comm.reduceScatter(Tensor.of(new int[9]), Tensor.of(new int[3]),
+                    comm.rank() == 0 ? ReduceOp.MAX : ReduceOp.SUM);
+            return null;
+        }), "reduceOp");
+    }
+
+    @Test
+    void shouldReportBroadcastRootMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+            comm.broadcast(new float[5], comm.rank() == 1 ? 1 : 0);
+            return null;
+        }), "root");
+    }
+
+    @Test
+    void shouldReportReduceRootMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(5, LONG, comm -> {
+            comm.reduce(Tensor.of(new float[5]), comm.rank() == 4 ? 2 : 0, ReduceOp.SUM);
+            return null;
+        }), "root");
+    }
+
+    @Test
+    void shouldReportGatherAndScatterRootMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+            int root = comm.rank() == 2 ? 2 : 0;
+            comm.gather(Tensor.of(new float[2]), comm.rank() == root ? Tensor.of(new float[6]) : null, root);
+            return null;
+        }), "root");
+        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+            int root = comm.rank() == 0 ? 1 : 0;
+            comm.scatter(comm.rank() == root ? Tensor.of(new float[6]) : null, Tensor.of(new float[2]), root);
+            return null;
+        }), "root");
+    }
+
+    @Test
+    void shouldReportDifferentOperationsOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+            if (comm.rank() == 1) {
+                comm.broadcast(new float[8], 0);
+            } else {
+                comm.allReduce(new float[8], ReduceOp.SUM);
+            }
+            return null;
+        }), "operation");
+    }
+
+    @Test
+    void shouldReportASkippedCollectiveOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+            if (comm.rank() != 2) {
+                comm.barrier();
+            }
+            comm.allGather(Tensor.of(new long[2]), Tensor.of(new long[6]));
+            return null;
+        }), "operation");
+    }
+
+    @Test
+    void shouldReportAllGatherCountMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+            int c = comm.rank() == 0 ? 3 : 2;
+            comm.allGather(Tensor.of(new float[c]), Tensor.of(new float[4 * c]));
+            return null;
+        }), "count");
+    }
+
+    @Test
+    void shouldReportAllToAllCountMismatchOnEveryRank() throws Exception {
+        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+            int c = comm.rank() == 1 ? 6 : 3;
+            comm.allToAll(Tensor.of(new float[c]), Tensor.of(new float[c]));
+            return null;
+        }), "count");
+    }
+
+    @Test
+    void shouldReportPointToPointTagMismatchOnTheReceiver() throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, LONG, comm -> {
+            if (comm.rank() == 0) {
+                comm.send(Tensor.of(new float[3]), 1, 5);
+            } else {
+                comm.recv(Tensor.of(new float[3]), 0, 6);
+            }
+            return null;
+        });
+        CollectiveMismatchException m = assertInstanceOf(CollectiveMismatchException.class, out.get(1).error);
+        assertEquals("tag", m.field());
+        assertEquals("6", m.localValue());
+        assertEquals("5", m.peerValue());
+    }
+}
