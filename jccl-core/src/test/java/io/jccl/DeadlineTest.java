@@ -18,27 +18,19 @@ class DeadlineTest {
 
     @Test
     void shouldFailBarrierOnEveryPresentRankWhenARankNeverArrives() throws Exception {
-        CountDownLatch release = new CountDownLatch(2);
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(3, Duration.ofMillis(300), comm -> {
-            try {
-                if (comm.rank() != 2) {
-                    comm.barrier();
-                }
-                return null;
-            } finally {
-                release.countDown();
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(3, Duration.ofSeconds(30), comm -> {
+            if (comm.rank() != 2) {
+                // rank 0 waits for rank 2 first and has the short deadline; rank 1 then waits for rank 0
+                comm.barrier(CollectiveOptions.DEFAULT
+                        .withTimeout(Duration.ofMillis(comm.rank() == 0 ? 300 : 30_000)));
             }
+            return null;
         });
-        int timeouts = 0;
-        for (int r = 0; r < 2; r++) {
-            Throwable e = out.get(r).error;
-            assertInstanceOf(JcclException.class, e);
-            if (e instanceof CollectiveTimeoutException) {
-                assertEquals(2, ((CollectiveTimeoutException) e).peer());
-                timeouts++;
-            }
-        }
-        assertTrue(timeouts >= 1);
+        CollectiveTimeoutException t = assertInstanceOf(CollectiveTimeoutException.class, out.get(0).error);
+        assertEquals(2, t.peer());
+        assertEquals(OpType.BARRIER, t.operation());
+        PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, out.get(1).error);
+        assertEquals(0, a.originRank());
         assertEquals(null, out.get(2).error);
     }
 
