@@ -139,18 +139,7 @@ public final class Tensor {
             return new Buf(dtype, array, offset, count);
         }
         Buf buf = Buf.allocate(dtype, count);
-        ByteBuffer src = buffer.duplicate().order(ByteOrder.nativeOrder());
-        switch (dtype) {
-            case FLOAT32: src.asFloatBuffer().get((float[]) buf.array()); break;
-            case FLOAT64: src.asDoubleBuffer().get((double[]) buf.array()); break;
-            case FLOAT16:
-            case BFLOAT16: src.asShortBuffer().get((short[]) buf.array()); break;
-            case INT8:
-            case UINT8: src.get((byte[]) buf.array()); break;
-            case INT32: src.asIntBuffer().get((int[]) buf.array()); break;
-            case INT64: src.asLongBuffer().get((long[]) buf.array()); break;
-            default: throw new AssertionError(dtype);
-        }
+        buf.readFrom(buffer.duplicate().order(ByteOrder.nativeOrder()));
         return buf;
     }
 
@@ -159,18 +148,7 @@ public final class Tensor {
         if (buffer == null) {
             return;
         }
-        ByteBuffer dst = buffer.duplicate().order(ByteOrder.nativeOrder());
-        switch (dtype) {
-            case FLOAT32: dst.asFloatBuffer().put((float[]) staged.array()); break;
-            case FLOAT64: dst.asDoubleBuffer().put((double[]) staged.array()); break;
-            case FLOAT16:
-            case BFLOAT16: dst.asShortBuffer().put((short[]) staged.array()); break;
-            case INT8:
-            case UINT8: dst.put((byte[]) staged.array()); break;
-            case INT32: dst.asIntBuffer().put((int[]) staged.array()); break;
-            case INT64: dst.asLongBuffer().put((long[]) staged.array()); break;
-            default: throw new AssertionError(dtype);
-        }
+        staged.writeTo(buffer.duplicate().order(ByteOrder.nativeOrder()));
     }
 
     @Override

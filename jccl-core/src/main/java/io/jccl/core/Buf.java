@@ -2,6 +2,8 @@ package io.jccl.core;
 
 import io.jccl.DataType;
 
+import java.nio.ByteBuffer;
+
 /**
  * A typed window on a Java primitive array: what every algorithm reads and writes.
  *
@@ -62,6 +64,44 @@ public final class Buf {
     /** Copies this whole buffer into {@code dst} starting at {@code to}. */
     public void copyTo(Buf dst, int to) {
         copyTo(0, dst, to, count);
+    }
+
+    /**
+     * Writes every element into {@code dst} at its position, in {@code dst}'s byte order, and advances it by
+     * {@link #byteSize()}.
+     */
+    public void writeTo(ByteBuffer dst) {
+        switch (dtype) {
+            case FLOAT32: dst.asFloatBuffer().put((float[]) array, offset, count); break;
+            case FLOAT64: dst.asDoubleBuffer().put((double[]) array, offset, count); break;
+            case FLOAT16:
+            case BFLOAT16: dst.asShortBuffer().put((short[]) array, offset, count); break;
+            case INT8:
+            case UINT8: dst.duplicate().put((byte[]) array, offset, count); break;
+            case INT32: dst.asIntBuffer().put((int[]) array, offset, count); break;
+            case INT64: dst.asLongBuffer().put((long[]) array, offset, count); break;
+            default: throw new AssertionError(dtype);
+        }
+        dst.position(dst.position() + (int) byteSize());
+    }
+
+    /**
+     * Fills every element from {@code src} at its position, in {@code src}'s byte order, and advances it by
+     * {@link #byteSize()}.
+     */
+    public void readFrom(ByteBuffer src) {
+        switch (dtype) {
+            case FLOAT32: src.asFloatBuffer().get((float[]) array, offset, count); break;
+            case FLOAT64: src.asDoubleBuffer().get((double[]) array, offset, count); break;
+            case FLOAT16:
+            case BFLOAT16: src.asShortBuffer().get((short[]) array, offset, count); break;
+            case INT8:
+            case UINT8: src.duplicate().get((byte[]) array, offset, count); break;
+            case INT32: src.asIntBuffer().get((int[]) array, offset, count); break;
+            case INT64: src.asLongBuffer().get((long[]) array, offset, count); break;
+            default: throw new AssertionError(dtype);
+        }
+        src.position(src.position() + (int) byteSize());
     }
 
     /** A fresh copy of elements {@code [from, from + n)}. */

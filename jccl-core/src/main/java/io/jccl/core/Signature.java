@@ -105,41 +105,28 @@ public final class Signature {
     }
 
     private static String opName(int id) {
-        try {
-            return OpType.fromId(id).label();
-        } catch (IllegalArgumentException e) {
-            return "unknown(" + id + ")";
-        }
+        return name(id, i -> OpType.fromId(i).label());
     }
 
     private static String dtypeName(int id) {
-        if (id == (FrameDescriptor.NONE & 0xFF)) {
-            return "none";
-        }
-        try {
-            return DataType.fromId(id).name();
-        } catch (IllegalArgumentException e) {
-            return "unknown(" + id + ")";
-        }
+        return name(id, i -> DataType.fromId(i).name());
     }
 
     private static String reduceOpName(int id) {
-        if (id == (FrameDescriptor.NONE & 0xFF)) {
-            return "none";
-        }
-        try {
-            return ReduceOp.fromId(id).name();
-        } catch (IllegalArgumentException e) {
-            return "unknown(" + id + ")";
-        }
+        return name(id, i -> ReduceOp.fromId(i).name());
     }
 
     private static String algorithmName(int id) {
+        return name(id, i -> Algorithm.fromId(i).name());
+    }
+
+    /** The name of a one-byte header field: "none" for {@link FrameDescriptor#NONE}, "unknown(id)" if invalid. */
+    private static String name(int id, java.util.function.IntFunction<String> lookup) {
         if (id == (FrameDescriptor.NONE & 0xFF)) {
             return "none";
         }
         try {
-            return Algorithm.fromId(id).name();
+            return lookup.apply(id);
         } catch (IllegalArgumentException e) {
             return "unknown(" + id + ")";
         }
