@@ -7,7 +7,7 @@ import io.jccl.ReduceOp;
 import io.jccl.instrument.Counter;
 import io.jccl.instrument.TrafficCounters;
 import io.jccl.reduce.Reductions;
-import io.jccl.transport.Channel;
+import io.jccl.transport.Streams;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
@@ -30,7 +30,7 @@ public final class CollectiveCall {
     private static final long MAX_SLICE_NANOS = 100_000_000L;
 
     private final Transport transport;
-    private final Channel channel;
+    private final int stream;
     private final Signature signature;
     private final long deadlineNanos;
     private final Duration timeout;
@@ -38,10 +38,10 @@ public final class CollectiveCall {
     private int step;
     private String phase = "start";
 
-    public CollectiveCall(Transport transport, Channel channel, Signature signature, Duration timeout,
+    public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters) {
         this.transport = transport;
-        this.channel = channel;
+        this.stream = stream;
         this.signature = signature;
         this.timeout = timeout;
         this.deadlineNanos = System.nanoTime() + timeout.toNanos();
@@ -72,8 +72,8 @@ public final class CollectiveCall {
 
     /** Sends {@code data} to {@code peer}. */
     public void send(int peer, Buf data) {
-        FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, rank(), step, data.count());
-        transport.send(peer, channel, h, data.dtype(), data.array(), data.offset());
+        FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, rank(), step, data.count(), stream);
+        transport.send(peer, h, data.dtype(), data.array(), data.offset());
         counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
         counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
     }
@@ -128,7 +128,7 @@ public final class CollectiveCall {
         try {
             while (true) {
                 long now = System.nanoTime();
-                Frame f = transport.receive(peer, channel, Math.min(deadlineNanos, now + sliceNanos));
+                Frame f = transport.receive(peer, stream, Math.min(deadlineNanos, now + sliceNanos));
                 if (f != null) {
                     return f;
                 }
@@ -136,7 +136,7 @@ public final class CollectiveCall {
                     throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), peer, step,
                             describeStep(), timeout);
                 }
-                if (channel == Channel.COLLECTIVE) {
+                if (Streams.isCollective(stream)) {
                     checkOtherPeers(peer);
                 }
                 sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
@@ -154,7 +154,7 @@ public final class CollectiveCall {
             if (p == awaited || p == rank()) {
                 continue;
             }
-            FrameHeader h = transport.peekHeader(p, channel);
+            FrameHeader h = transport.peekHeader(p, stream);
             if (h == null || h.isAbort() || h.sequence() > signature.sequence()) {
                 continue;
             }

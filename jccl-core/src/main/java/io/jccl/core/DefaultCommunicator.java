@@ -24,7 +24,7 @@ import io.jccl.algorithm.SignatureCheck;
 import io.jccl.instrument.Counter;
 import io.jccl.instrument.TrafficCounters;
 import io.jccl.reduce.Reductions;
-import io.jccl.transport.Channel;
+import io.jccl.transport.Streams;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.Transport;
 import org.slf4j.Logger;
@@ -47,6 +47,7 @@ public final class DefaultCommunicator implements Communicator {
     private static final Logger LOG = LoggerFactory.getLogger(DefaultCommunicator.class);
 
     private final Transport transport;
+    private final int communicatorId;
     private final CommunicatorConfig config;
     private final TrafficCounters counters = new TrafficCounters();
     private final AtomicLongArray p2pSent;
@@ -59,8 +60,18 @@ public final class DefaultCommunicator implements Communicator {
     private volatile RuntimeException failure;
     private volatile boolean closed;
 
+    /** The world communicator (id 0) over {@code transport}. */
     public DefaultCommunicator(Transport transport, CommunicatorConfig config) {
+        this(transport, 0, config);
+    }
+
+    /**
+     * A communicator over {@code transport} whose frames travel on the streams of {@code communicatorId}, which
+     * every member must agree on and no other live communicator over the same ranks may use.
+     */
+    public DefaultCommunicator(Transport transport, int communicatorId, CommunicatorConfig config) {
         this.transport = Objects.requireNonNull(transport, "transport");
+        this.communicatorId = communicatorId;
         this.config = Objects.requireNonNull(config, "config");
         this.p2pSent = new AtomicLongArray(transport.size());
         this.p2pReceived = new AtomicLongArray(transport.size());
@@ -347,7 +358,8 @@ public final class DefaultCommunicator implements Communicator {
         checkUsable(OpType.SEND);
         Signature sig = new Signature(OpType.SEND, p2pSent.getAndIncrement(dst), tensor.dtype(), tensor.count(), tag,
                 null, Algorithm.DIRECT);
-        CollectiveCall call = new CollectiveCall(transport, Channel.P2P, sig, config.timeout(), counters);
+        CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig,
+                config.timeout(), counters);
         counters.add(OpType.SEND, Counter.CALLS, 1);
         try {
             call.send(dst, tensor.stage());
@@ -365,7 +377,8 @@ public final class DefaultCommunicator implements Communicator {
         Signature sig = new Signature(OpType.SEND, p2pReceived.getAndIncrement(src), tensor.dtype(), tensor.count(),
                 tag, null, Algorithm.DIRECT);
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
-        CollectiveCall call = new CollectiveCall(transport, Channel.P2P, sig, timeout, counters);
+        CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig, timeout,
+                counters);
         counters.add(OpType.RECV, Counter.CALLS, 1);
         try {
             Buf b = tensor.stage();
@@ -424,7 +437,8 @@ public final class DefaultCommunicator implements Communicator {
                         f);
             }
             Signature sig = new Signature(p.op, seq, p.dtype, p.count, p.root, p.reduceOp, p.algorithm);
-            CollectiveCall call = new CollectiveCall(transport, Channel.COLLECTIVE, sig, p.timeout, counters);
+            CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout,
+                    counters);
             counters.add(p.op, Counter.CALLS, 1);
             try {
                 p.body.run(call);
@@ -478,7 +492,12 @@ public final class DefaultCommunicator implements Communicator {
     private void notifyPeers(String reason) {
         try {
             Signature sig = new Signature(OpType.BARRIER, -1, DataType.UINT8, 0, -1, null, null);
-            transport.abortPeers(sig.header(FrameDescriptor.TYPE_ABORT, rank(), 0, 0), reason);
+            int[] peers = new int[size()];
+            for (int i = 0; i < peers.length; i++) {
+                peers[i] = i;
+            }
+            transport.abortPeers(peers, sig.header(FrameDescriptor.TYPE_ABORT, rank(), 0, 0,
+                    Streams.collective(communicatorId)), reason);
         } catch (RuntimeException notified) {
             LOG.warn("rank {} could not notify every peer of its failure", rank(), notified);
         }

@@ -59,12 +59,12 @@ public final class Signature {
         return algorithm;
     }
 
-    /** A data-frame header for this call from {@code source}. */
-    public FrameHeader header(byte type, int source, int step, int payloadCount) {
+    /** A frame header for this call from {@code source} on {@code stream}. */
+    public FrameHeader header(byte type, int source, int step, int payloadCount, int stream) {
         return new FrameHeader(type, op.id(), dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id(),
                 reduceOp == null ? FrameDescriptor.NONE & 0xFF : reduceOp.id(),
                 algorithm == null ? FrameDescriptor.NONE & 0xFF : algorithm.id(), source, root, sequence, count, step,
-                payloadCount);
+                payloadCount, stream);
     }
 
     /**

@@ -28,13 +28,18 @@ import java.nio.ByteOrder;
  * +---------------------------------------------------------------+
  * |                     payload element count                     | 36
  * +---------------------------------------------------------------+
- * |                payload: payload count x dtype size            | 40
+ * |          stream: communicator id << 1 | point-to-point         | 40
+ * +---------------------------------------------------------------+
+ * |                      reserved (zero)                          | 44
+ * +---------------------------------------------------------------+
+ * |                payload: payload count x dtype size            | 48
  * </pre>
  *
  * <p>Invariant: operation, dtype, reduce op, algorithm, root, sequence number and element count together are
  * the call's signature, identical on every rank of a correct program; a receiver compares them with its own call
  * before it touches the payload, so a disagreement is reported instead of reduced. {@code reduce op} and
- * {@code algorithm} are {@link #NONE} where they do not apply; an {@link #TYPE_ABORT} frame carries a UTF-8 reason
+ * {@code algorithm} are {@link #NONE} where they do not apply; {@code stream} names the ordered stream the frame
+ * belongs to ({@link Streams}); an {@link #TYPE_ABORT} frame carries a UTF-8 reason
  * as a UINT8 payload.
  */
 public final class FrameDescriptor {
@@ -54,7 +59,9 @@ public final class FrameDescriptor {
     public static final int COUNT_OFFSET = 24;
     public static final int STEP_OFFSET = 32;
     public static final int PAYLOAD_COUNT_OFFSET = 36;
-    public static final int HEADER_LENGTH = 40;
+    public static final int STREAM_OFFSET = 40;
+    public static final int RESERVED_OFFSET = 44;
+    public static final int HEADER_LENGTH = 48;
 
     public static final byte TYPE_DATA = 0;
     public static final byte TYPE_ABORT = 1;
@@ -81,6 +88,8 @@ public final class FrameDescriptor {
         b.putLong(COUNT_OFFSET, h.count());
         b.putInt(STEP_OFFSET, h.step());
         b.putInt(PAYLOAD_COUNT_OFFSET, h.payloadCount());
+        b.putInt(STREAM_OFFSET, h.stream());
+        b.putInt(RESERVED_OFFSET, 0);
         dst.position(dst.position() + HEADER_LENGTH);
     }
 
@@ -114,7 +123,7 @@ public final class FrameDescriptor {
         FrameHeader h = new FrameHeader(b.get(TYPE_OFFSET), b.get(OPERATION_OFFSET) & 0xFF,
                 b.get(DTYPE_OFFSET) & 0xFF, b.get(REDUCE_OP_OFFSET) & 0xFF, b.get(ALGORITHM_OFFSET) & 0xFF,
                 b.getInt(SOURCE_OFFSET), b.getInt(ROOT_OFFSET), b.getLong(SEQUENCE_OFFSET),
-                b.getLong(COUNT_OFFSET), b.getInt(STEP_OFFSET), payloadCount);
+                b.getLong(COUNT_OFFSET), b.getInt(STEP_OFFSET), payloadCount, b.getInt(STREAM_OFFSET));
         src.position(src.position() + HEADER_LENGTH);
         return h;
     }

@@ -16,9 +16,10 @@ public final class FrameHeader {
     private final long count;
     private final int step;
     private final int payloadCount;
+    private final int stream;
 
     public FrameHeader(byte type, int operation, int dtype, int reduceOp, int algorithm, int source, int root,
-                       long sequence, long count, int step, int payloadCount) {
+                       long sequence, long count, int step, int payloadCount, int stream) {
         this.type = type;
         this.operation = operation;
         this.dtype = dtype;
@@ -30,6 +31,12 @@ public final class FrameHeader {
         this.count = count;
         this.step = step;
         this.payloadCount = payloadCount;
+        this.stream = stream;
+    }
+
+    /** The ordered stream this frame belongs to (see {@link Streams}). */
+    public int stream() {
+        return stream;
     }
 
     public byte type() {
@@ -83,13 +90,13 @@ public final class FrameHeader {
     /** The same header with another step and payload count. */
     public FrameHeader withStep(int newStep, int newPayloadCount) {
         return new FrameHeader(type, operation, dtype, reduceOp, algorithm, source, root, sequence, count, newStep,
-                newPayloadCount);
+                newPayloadCount, stream);
     }
 
     @Override
     public String toString() {
         return "FrameHeader{type=" + type + ", operation=" + operation + ", dtype=" + dtype + ", reduceOp=" + reduceOp
                 + ", algorithm=" + algorithm + ", source=" + source + ", root=" + root + ", sequence=" + sequence
-                + ", count=" + count + ", step=" + step + ", payloadCount=" + payloadCount + '}';
+                + ", count=" + count + ", step=" + step + ", payloadCount=" + payloadCount + ", stream=" + stream + '}';
     }
 }

@@ -6,7 +6,7 @@ import io.jccl.DataType;
  * The point-to-point layer every algorithm is written against: one rank's end of a full mesh of ordered,
  * reliable links (the seed's {@code Mesh} with {@code send(dst, tensor)} and {@code recv(src)}).
  *
- * <p>Contract: frames from one source on one channel arrive in the order sent. {@link #send} returns once the
+ * <p>Contract: frames from one source on one stream arrive in the order sent. {@link #send} returns once the
  * payload has been copied or written out, so the caller may reuse its buffer. {@link #receive} waits until a frame
  * from {@code src} arrives, an abort frame from any peer arrives (it is returned instead), or the deadline passes
  * (it returns {@code null}). Implementations: {@link io.jccl.transport.local.QueueMesh} (threads in one JVM).
@@ -24,22 +24,25 @@ public interface Transport extends AutoCloseable {
      * Sends a frame: {@code header}, then {@code header.payloadCount()} elements of {@code payload} (an array of
      * {@code dtype}) starting at {@code offset}.
      */
-    void send(int dst, Channel channel, FrameHeader header, DataType dtype, Object payload, int offset);
+    void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset);
 
     /**
-     * The next frame from {@code src} on {@code channel}, an abort frame from any peer, or {@code null} once
-     * {@link System#nanoTime()} passes {@code deadlineNanos}.
+     * The next frame from {@code src} on {@code stream} (see {@link Streams}), an abort frame for the stream's
+     * communicator from any peer, or {@code null} once {@link System#nanoTime()} passes {@code deadlineNanos}.
      */
-    Frame receive(int src, Channel channel, long deadlineNanos) throws InterruptedException;
+    Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException;
 
     /**
-     * The header of the oldest frame from {@code src} on {@code channel} that {@link #receive} has not yet returned,
+     * The header of the oldest frame from {@code src} on {@code stream} that {@link #receive} has not yet returned,
      * or null; never blocks. Used while waiting on one peer to notice that another peer is in a different call.
      */
-    FrameHeader peekHeader(int src, Channel channel);
+    FrameHeader peekHeader(int src, int stream);
 
-    /** Best effort, never blocks for long: delivers an abort frame carrying {@code reason} to every peer. */
-    void abortPeers(FrameHeader header, String reason);
+    /**
+     * Best effort, never blocks for long: delivers an abort frame ({@code header}, whose stream names the
+     * communicator) carrying {@code reason} to each rank in {@code peers}.
+     */
+    void abortPeers(int[] peers, FrameHeader header, String reason);
 
     @Override
     void close();

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class FrameDescriptorTest {
     private static final FrameHeader H = new FrameHeader(FrameDescriptor.TYPE_DATA, 3, 2, 4, 1, 7, -1,
-            1L << 40, 123_456_789_012L, 9, 1025);
+            1L << 40, 123_456_789_012L, 9, 1025, 6);
 
     @Test
     void shouldRoundTripEveryField() {

@@ -1,0 +1,91 @@
+package io.jccl.transport;
+
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One rank's received frames, queued per (stream, source) in arrival order: what every transport hands frames
+ * to, and what {@link Transport#receive} and {@link Transport#peekHeader} read.
+ *
+ * <p>An abort for a communicator is remembered and put on every queue of that communicator's streams, so a rank
+ * waiting on any source sees it, including on queues created later. A lost peer aborts every communicator.
+ */
+public final class Inbox {
+    private final int size;
+    private final Map<Integer, BlockingQueue<Frame>[]> queues = new ConcurrentHashMap<>();
+    private final Map<Integer, Frame> aborts = new ConcurrentHashMap<>();
+    private volatile Frame lost;
+
+    public Inbox(int size) {
+        this.size = size;
+    }
+
+    @SuppressWarnings("unchecked")
+    private BlockingQueue<Frame>[] queuesOf(int stream) {
+        return queues.computeIfAbsent(stream, s -> {
+            BlockingQueue<Frame>[] q = new BlockingQueue[size];
+            for (int i = 0; i < size; i++) {
+                q[i] = new LinkedBlockingQueue<>();
+            }
+            return q;
+        });
+    }
+
+    /** Queues a frame from {@code src}; abort frames go to every queue of their communicator. */
+    public void deliver(int src, Frame frame) {
+        FrameHeader h = frame.header();
+        if (h.isAbort()) {
+            int comm = Streams.communicatorOf(h.stream());
+            aborts.putIfAbsent(comm, frame);
+            for (Map.Entry<Integer, BlockingQueue<Frame>[]> e : queues.entrySet()) {
+                if (Streams.communicatorOf(e.getKey()) == comm) {
+                    for (BlockingQueue<Frame> q : e.getValue()) {
+                        q.add(frame);
+                    }
+                }
+            }
+            return;
+        }
+        queuesOf(h.stream())[src].add(frame);
+    }
+
+    /** A peer is gone: {@code frame} (an abort naming it) is delivered to every communicator's streams. */
+    public void peerLost(Frame frame) {
+        if (lost == null) {
+            lost = frame;
+        }
+        for (BlockingQueue<Frame>[] qs : queues.values()) {
+            for (BlockingQueue<Frame> q : qs) {
+                q.add(frame);
+            }
+        }
+    }
+
+    /** The next frame from {@code src} on {@code stream}, a pending abort, or null at the deadline. */
+    public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
+        BlockingQueue<Frame> q = queuesOf(stream)[src];
+        Frame f = q.poll();
+        if (f != null) {
+            return f;
+        }
+        Frame abort = pendingAbort(stream);
+        if (abort != null) {
+            return abort;
+        }
+        long waitNanos = deadlineNanos - System.nanoTime();
+        return waitNanos > 0 ? q.poll(waitNanos, TimeUnit.NANOSECONDS) : null;
+    }
+
+    private Frame pendingAbort(int stream) {
+        Frame a = aborts.get(Streams.communicatorOf(stream));
+        return a != null ? a : lost;
+    }
+
+    public FrameHeader peekHeader(int src, int stream) {
+        Frame f = queuesOf(stream)[src].peek();
+        return f == null ? null : f.header();
+    }
+}
