@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 
-/** Entry points: communicators for ranks that are threads of this JVM. */
+/** Entry points: communicators for ranks that are threads of this JVM, or processes of a launched job. */
 public final class Jccl {
     private Jccl() {
     }
@@ -18,6 +18,19 @@ public final class Jccl {
     @FunctionalInterface
     public interface RankBody<T> {
         T run(Communicator comm) throws Exception;
+    }
+
+    /**
+     * This process's rank of a job started by {@code jccl launch}, torchrun, mpirun or srun: reads the rank, world
+     * size and master address from the environment ({@link io.jccl.rendezvous.LaunchEnvironment}) and connects to
+     * every other rank.
+     */
+    public static Communicator fromEnvironment() {
+        return fromEnvironment(CommunicatorConfig.fromEnvironment());
+    }
+
+    public static Communicator fromEnvironment(CommunicatorConfig config) {
+        return io.jccl.rendezvous.Rendezvous.connect(io.jccl.rendezvous.LaunchEnvironment.fromEnvironment(), config);
     }
 
     /** {@code worldSize} communicators over one in-process queue mesh, rank i at index i. */

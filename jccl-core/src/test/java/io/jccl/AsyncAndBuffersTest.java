@@ -1,6 +1,7 @@
 package io.jccl;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.ByteBuffer;
@@ -20,9 +21,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AsyncAndBuffersTest {
 
-    @Test
-    void shouldRunAsyncAndSyncCallsInCallOrder() throws Exception {
-        List<RankHarness.Outcome<List<float[]>>> out = RankHarness.run(4, Duration.ofSeconds(20), comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldRunAsyncAndSyncCallsInCallOrder(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<List<float[]>>> out = RankHarness.run(kind, 4, Duration.ofSeconds(20), comm -> {
             List<float[]> bufs = new ArrayList<>();
             List<Work> works = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
@@ -52,9 +54,10 @@ class AsyncAndBuffersTest {
         }
     }
 
-    @Test
-    void shouldRethrowAsyncFailureFromAwait() throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, Duration.ofMillis(200), comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldRethrowAsyncFailureFromAwait(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, Duration.ofMillis(200), comm -> {
             if (comm.rank() == 0) {
                 Work w = comm.allReduceAsync(Tensor.of(new float[3]), ReduceOp.SUM);
                 assertInstanceOf(CollectiveTimeoutException.class, assertThrows(JcclException.class, w::await));
@@ -64,9 +67,10 @@ class AsyncAndBuffersTest {
         assertNull(out.get(0).error);
     }
 
-    @Test
-    void shouldReduceDirectByteBuffersInPlace() throws Exception {
-        List<RankHarness.Outcome<double[]>> out = RankHarness.run(3, Duration.ofSeconds(20), comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReduceDirectByteBuffersInPlace(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<double[]>> out = RankHarness.run(kind, 3, Duration.ofSeconds(20), comm -> {
             ByteBuffer b = ByteBuffer.allocateDirect(8 * 5).order(ByteOrder.nativeOrder());
             for (int i = 0; i < 5; i++) {
                 b.putDouble(i * 8, comm.rank() * 10 + i);
@@ -82,9 +86,10 @@ class AsyncAndBuffersTest {
         }
     }
 
-    @Test
-    void shouldSendAndReceiveInOrder() throws Exception {
-        List<RankHarness.Outcome<int[]>> out = RankHarness.run(2, Duration.ofSeconds(20), comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldSendAndReceiveInOrder(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<int[]>> out = RankHarness.run(kind, 2, Duration.ofSeconds(20), comm -> {
             int[] got = new int[6];
             if (comm.rank() == 0) {
                 comm.send(Tensor.of(new int[] {1, 2, 3}), 1, 9);
@@ -100,8 +105,9 @@ class AsyncAndBuffersTest {
         assertArrayEquals(new int[] {1, 2, 3, 4, 5, 6}, out.get(1).value);
     }
 
-    @Test
-    void shouldPropagateTheFirstFailureOfRunThreads() {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldPropagateTheFirstFailureOfRunThreads(TransportKind kind) {
         JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(4,
                 CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30)), comm -> {
                     if (comm.rank() == 1) {

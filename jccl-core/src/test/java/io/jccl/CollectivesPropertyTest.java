@@ -28,6 +28,7 @@ class CollectivesPropertyTest {
         final ReduceOp op;
         final int root;
         final long seed;
+        TransportKind kind = TransportKind.LOCAL;
 
         Case(int world, int block, DataType dtype, ReduceOp op, int root, long seed) {
             this.world = world;
@@ -40,7 +41,7 @@ class CollectivesPropertyTest {
 
         @Override
         public String toString() {
-            return "world=" + world + " block=" + block + " " + dtype + " " + op + " root=" + root + " seed=" + seed;
+            return kind + " world=" + world + " block=" + block + " " + dtype + " " + op + " root=" + root + " seed=" + seed;
         }
     }
 
@@ -52,6 +53,15 @@ class CollectivesPropertyTest {
                 Arbitraries.integers().between(0, 7), Arbitraries.longs())
                 .as((w, n, dt, op, root, seed) -> new Case(w, n, dt, op, root % w, seed))
                 .filter(c -> c.op.supports(c.dtype));
+    }
+
+    /** The same cases over TCP sockets (fewer tries: each sets up a full mesh of connections). */
+    @Provide
+    Arbitrary<Case> tcpCases() {
+        return cases().map(c -> {
+            c.kind = TransportKind.TCP;
+            return c;
+        });
     }
 
     private static List<Buf> inputs(Case c, int count) {
@@ -79,7 +89,7 @@ class CollectivesPropertyTest {
         int count = c.block * c.world + c.root; // not a multiple of the world size in general
         List<Buf> in = inputs(c, count);
         Buf expected = ReferenceModel.allReduce(in, c.op);
-        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), comm -> {
             Buf mine = in.get(comm.rank()).copyOf(0, count);
             comm.allReduce(tensor(mine), c.op);
             return Bufs.bitEqual(mine, expected);
@@ -89,7 +99,7 @@ class CollectivesPropertyTest {
     @Property(tries = 40)
     void reduceScatterMatchesAllReduceBlock(@ForAll("cases") Case c) throws Exception {
         List<Buf> in = inputs(c, c.block * c.world);
-        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), comm -> {
             Buf out = Buf.allocate(c.dtype, c.block);
             comm.reduceScatter(tensor(in.get(comm.rank())), tensor(out), c.op);
             return Bufs.bitEqual(out, ReferenceModel.reduceScatter(in, c.op, comm.rank()));
@@ -101,7 +111,7 @@ class CollectivesPropertyTest {
         int count = c.block + c.world;
         List<Buf> in = inputs(c, count);
         Buf expected = ReferenceModel.allReduce(in, c.op);
-        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), comm -> {
             Buf mine = in.get(comm.rank()).copyOf(0, count);
             comm.reduce(tensor(mine), c.root, c.op);
             return Bufs.bitEqual(mine, comm.rank() == c.root ? expected : in.get(comm.rank()));
@@ -111,7 +121,7 @@ class CollectivesPropertyTest {
     @Property(tries = 40)
     void broadcastAllGatherGatherScatterAllToAll(@ForAll("cases") Case c) throws Exception {
         List<Buf> in = inputs(c, c.block * c.world);
-        assertAll(RankHarness.run(c.world, Duration.ofSeconds(20), comm -> {
+        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), comm -> {
             int r = comm.rank();
             int p = comm.size();
             boolean ok = true;
@@ -145,5 +155,20 @@ class CollectivesPropertyTest {
             comm.barrier();
             return ok;
         }), c);
+    }
+
+    @Property(tries = 15)
+    void allReduceMatchesReferenceOverTcp(@ForAll("tcpCases") Case c) throws Exception {
+        allReduceMatchesReference(c);
+    }
+
+    @Property(tries = 10)
+    void reduceScatterMatchesAllReduceBlockOverTcp(@ForAll("tcpCases") Case c) throws Exception {
+        reduceScatterMatchesAllReduceBlock(c);
+    }
+
+    @Property(tries = 10)
+    void everyOtherCollectiveOverTcp(@ForAll("tcpCases") Case c) throws Exception {
+        broadcastAllGatherGatherScatterAllToAll(c);
     }
 }

@@ -1,6 +1,7 @@
 package io.jccl;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
@@ -16,9 +17,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class DeadlineTest {
 
-    @Test
-    void shouldFailBarrierOnEveryPresentRankWhenARankNeverArrives() throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(3, Duration.ofSeconds(30), comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldFailBarrierOnEveryPresentRankWhenARankNeverArrives(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 3, Duration.ofSeconds(30), comm -> {
             if (comm.rank() != 2) {
                 // rank 0 waits for rank 2 first and has the short deadline; rank 1 then waits for rank 0
                 comm.barrier(CollectiveOptions.DEFAULT
@@ -34,10 +36,11 @@ class DeadlineTest {
         assertEquals(null, out.get(2).error);
     }
 
-    @Test
-    void shouldTimeOutAllReduceWhenARankNeverArrives() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldTimeOutAllReduceWhenARankNeverArrives(TransportKind kind) throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(3, Duration.ofMinutes(5), comm -> {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 3, Duration.ofMinutes(5), comm -> {
             if (comm.rank() == 2) {
                 release.await(20, TimeUnit.SECONDS);
                 return null;
@@ -67,9 +70,10 @@ class DeadlineTest {
         assertTrue(a.getMessage().contains("timed out"), a.getMessage());
     }
 
-    @Test
-    void shouldRefuseCallsAfterAFailure() throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, Duration.ofMillis(200), comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldRefuseCallsAfterAFailure(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, Duration.ofMillis(200), comm -> {
             if (comm.rank() == 0) {
                 JcclException first = assertThrows(CollectiveTimeoutException.class,
                         () -> comm.allReduce(new float[4], ReduceOp.SUM));
@@ -82,9 +86,10 @@ class DeadlineTest {
         assertEquals(null, out.get(0).error);
     }
 
-    @Test
-    void shouldTimeOutPointToPointReceive() throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, Duration.ofSeconds(30), comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldTimeOutPointToPointReceive(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, Duration.ofSeconds(30), comm -> {
             if (comm.rank() == 1) {
                 comm.recv(Tensor.of(new int[3]), 0, 7, CollectiveOptions.DEFAULT.withTimeout(Duration.ofMillis(200)));
             }

@@ -43,13 +43,14 @@ class MismatchPropertyTest {
                                          @ForAll @IntRange(min = 0, max = 9) int kind,
                                          @ForAll @IntRange(min = 0, max = 9) int otherKind,
                                          @ForAll @IntRange(min = 0, max = 6) int deviant,
-                                         @ForAll @IntRange(min = 1, max = 3) int otherVariant) throws Exception {
+                                         @ForAll @IntRange(min = 1, max = 3) int otherVariant,
+                                         @ForAll TransportKind transport) throws Exception {
         int odd = deviant % world;
         // same kind: the deviant's block is larger (and its root moves); the barrier has no arguments, so the
         // deviant calls allReduce instead
         int k2 = kind == otherKind && kind == 8 ? 0 : otherKind;
         int v2 = kind == k2 ? otherVariant : 0;
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(world, Duration.ofSeconds(20), comm -> {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(transport, world, Duration.ofSeconds(20), comm -> {
             if (comm.rank() == odd) {
                 call(comm, k2, v2);
             } else {

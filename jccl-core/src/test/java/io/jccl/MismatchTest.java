@@ -1,6 +1,7 @@
 package io.jccl;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
@@ -41,17 +42,19 @@ class MismatchTest {
         assertTrue(mismatches >= 1, "nobody detected the mismatch");
     }
 
-    @Test
-    void shouldReportCountMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportCountMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
             comm.allReduce(new float[comm.rank() == 2 ? 11 : 10], ReduceOp.SUM);
             return null;
         }), "count");
     }
 
-    @Test
-    void shouldReportDtypeMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportDtypeMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
             if (comm.rank() == 3) {
                 comm.allReduce(new double[10], ReduceOp.SUM);
             } else {
@@ -61,48 +64,53 @@ class MismatchTest {
         }), "dtype");
     }
 
-    @Test
-    void shouldReportReduceOpMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportReduceOpMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
             comm.reduceScatter(Tensor.of(new int[9]), Tensor.of(new int[3]),
                     comm.rank() == 0 ? ReduceOp.MAX : ReduceOp.SUM);
             return null;
         }), "reduceOp");
     }
 
-    @Test
-    void shouldReportBroadcastRootMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportBroadcastRootMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
             comm.broadcast(new float[5], comm.rank() == 1 ? 1 : 0);
             return null;
         }), "root");
     }
 
-    @Test
-    void shouldReportReduceRootMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(5, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportReduceRootMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 5, LONG, comm -> {
             comm.reduce(Tensor.of(new float[5]), comm.rank() == 4 ? 2 : 0, ReduceOp.SUM);
             return null;
         }), "root");
     }
 
-    @Test
-    void shouldReportGatherAndScatterRootMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportGatherAndScatterRootMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
             int root = comm.rank() == 2 ? 2 : 0;
             comm.gather(Tensor.of(new float[2]), comm.rank() == root ? Tensor.of(new float[6]) : null, root);
             return null;
         }), "root");
-        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
             int root = comm.rank() == 0 ? 1 : 0;
             comm.scatter(comm.rank() == root ? Tensor.of(new float[6]) : null, Tensor.of(new float[2]), root);
             return null;
         }), "root");
     }
 
-    @Test
-    void shouldReportDifferentOperationsOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportDifferentOperationsOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
             if (comm.rank() == 1) {
                 comm.broadcast(new float[8], 0);
             } else {
@@ -112,9 +120,10 @@ class MismatchTest {
         }), "operation");
     }
 
-    @Test
-    void shouldReportASkippedCollectiveOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportASkippedCollectiveOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
             if (comm.rank() != 2) {
                 comm.barrier();
             }
@@ -123,27 +132,30 @@ class MismatchTest {
         }), "operation");
     }
 
-    @Test
-    void shouldReportAllGatherCountMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(4, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportAllGatherCountMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
             int c = comm.rank() == 0 ? 3 : 2;
             comm.allGather(Tensor.of(new float[c]), Tensor.of(new float[4 * c]));
             return null;
         }), "count");
     }
 
-    @Test
-    void shouldReportAllToAllCountMismatchOnEveryRank() throws Exception {
-        assertEveryRankFails(RankHarness.run(3, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportAllToAllCountMismatchOnEveryRank(TransportKind kind) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
             int c = comm.rank() == 1 ? 6 : 3;
             comm.allToAll(Tensor.of(new float[c]), Tensor.of(new float[c]));
             return null;
         }), "count");
     }
 
-    @Test
-    void shouldReportPointToPointTagMismatchOnTheReceiver() throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(2, LONG, comm -> {
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void shouldReportPointToPointTagMismatchOnTheReceiver(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, LONG, comm -> {
             if (comm.rank() == 0) {
                 comm.send(Tensor.of(new float[3]), 1, 5);
             } else {

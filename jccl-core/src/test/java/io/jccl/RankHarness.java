@@ -24,7 +24,12 @@ final class RankHarness {
     }
 
     static <T> List<Outcome<T>> run(int world, Duration timeout, Jccl.RankBody<T> body) throws Exception {
-        List<Communicator> comms = Jccl.inProcess(world, CommunicatorConfig.fromEnvironment().withTimeout(timeout));
+        return run(TransportKind.LOCAL, world, timeout, body);
+    }
+
+    static <T> List<Outcome<T>> run(TransportKind kind, int world, Duration timeout, Jccl.RankBody<T> body)
+            throws Exception {
+        List<Communicator> comms = kind.create(world, CommunicatorConfig.fromEnvironment().withTimeout(timeout));
         ExecutorService pool = Executors.newFixedThreadPool(world);
         try {
             List<Future<T>> futures = new ArrayList<>();
@@ -42,9 +47,7 @@ final class RankHarness {
             return out;
         } finally {
             pool.shutdownNow();
-            for (Communicator c : comms) {
-                c.close();
-            }
+            TransportKind.closeAll(comms);
         }
     }
 }

@@ -65,6 +65,8 @@ public final class FrameDescriptor {
 
     public static final byte TYPE_DATA = 0;
     public static final byte TYPE_ABORT = 1;
+    /** The sender is closing this connection cleanly; nothing follows. */
+    public static final byte TYPE_GOODBYE = 2;
     /** Value of a one-byte field that does not apply to the call. */
     public static final byte NONE = (byte) 0xFF;
 

@@ -18,9 +18,11 @@ public final class Inbox {
     private final Map<Integer, BlockingQueue<Frame>[]> queues = new ConcurrentHashMap<>();
     private final Map<Integer, Frame> aborts = new ConcurrentHashMap<>();
     private volatile Frame lost;
+    private final Frame[] departed;
 
     public Inbox(int size) {
         this.size = size;
+        this.departed = new Frame[size];
     }
 
     @SuppressWarnings("unchecked")
@@ -64,6 +66,19 @@ public final class Inbox {
         }
     }
 
+    /**
+     * {@code src} closed its end cleanly: frames it sent before still arrive in order; after them, a receive from
+     * {@code src} returns {@code frame} (an abort saying so) instead of waiting.
+     */
+    public void peerClosed(int src, Frame frame) {
+        synchronized (departed) {
+            departed[src] = frame;
+        }
+        for (BlockingQueue<Frame>[] qs : queues.values()) {
+            qs[src].add(frame);
+        }
+    }
+
     /** The next frame from {@code src} on {@code stream}, a pending abort, or null at the deadline. */
     public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
         BlockingQueue<Frame> q = queuesOf(stream)[src];
@@ -72,6 +87,11 @@ public final class Inbox {
             return f;
         }
         Frame abort = pendingAbort(stream);
+        if (abort == null) {
+            synchronized (departed) {
+                abort = departed[src];
+            }
+        }
         if (abort != null) {
             return abort;
         }

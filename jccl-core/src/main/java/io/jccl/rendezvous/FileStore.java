@@ -1,0 +1,121 @@
+package io.jccl.rendezvous;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Base64;
+
+/**
+ * A store in a directory every rank can reach (a shared file system, or /tmp for one host): one file per key,
+ * written to a temporary name and renamed into place, so a reader sees a value whole or not at all; counters are
+ * updated under an exclusive file lock.
+ */
+public final class FileStore implements Store {
+    private final Path dir;
+
+    public FileStore(Path dir) {
+        this.dir = dir;
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new StoreException("cannot create store directory " + dir, e);
+        }
+    }
+
+    private Path file(String key) {
+        return dir.resolve(Base64.getUrlEncoder().withoutPadding().encodeToString(
+                key.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Override
+    public void set(String key, byte[] value) {
+        Path target = file(key);
+        try {
+            Path tmp = Files.createTempFile(dir, ".set-", ".tmp");
+            Files.write(tmp, value);
+            try {
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException e) {
+            throw new StoreException("cannot set key '" + key + "' in " + dir, e);
+        }
+    }
+
+    @Override
+    public byte[] get(String key, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long sleepMs = 1;
+        Path f = file(key);
+        while (true) {
+            try {
+                return Files.readAllBytes(f);
+            } catch (NoSuchFileException e) {
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key
+                            + "' in " + dir);
+                }
+                sleep(sleepMs);
+                sleepMs = Math.min(sleepMs * 2, 50);
+            } catch (IOException e) {
+                throw new StoreException("cannot read key '" + key + "' in " + dir, e);
+            }
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted", e);
+        }
+    }
+
+    @Override
+    public long add(String key, long delta) {
+        Path lockFile = dir.resolve(".lock");
+        try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock ignored = ch.lock()) {
+            Path f = file(key);
+            long v = delta;
+            if (Files.exists(f)) {
+                v += Long.parseLong(new String(Files.readAllBytes(f), StandardCharsets.UTF_8).trim());
+            }
+            set(key, Long.toString(v).getBytes(StandardCharsets.UTF_8));
+            return v;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot add to key '" + key + "' in " + dir, e);
+        }
+    }
+
+    @Override
+    public boolean check(String key) {
+        return Files.exists(file(key));
+    }
+
+    @Override
+    public boolean delete(String key) {
+        try {
+            return Files.deleteIfExists(file(key));
+        } catch (IOException e) {
+            throw new StoreException("cannot delete key '" + key + "' in " + dir, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        // files stay for the other ranks; the job removes the directory
+    }
+
+}

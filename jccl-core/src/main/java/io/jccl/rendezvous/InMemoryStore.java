@@ -1,0 +1,59 @@
+package io.jccl.rendezvous;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/** A store for ranks that are threads of one JVM; also the table behind {@link TcpStoreServer}. */
+public final class InMemoryStore implements Store {
+    private final Map<String, byte[]> values = new HashMap<>();
+
+    @Override
+    public synchronized void set(String key, byte[] value) {
+        values.put(key, value.clone());
+        notifyAll();
+    }
+
+    @Override
+    public synchronized byte[] get(String key, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        byte[] v;
+        while ((v = values.get(key)) == null) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key + "'");
+            }
+            try {
+                wait(Math.max(1, left / 1_000_000), 0);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StoreException("interrupted waiting for key '" + key + "'", e);
+            }
+        }
+        return v.clone();
+    }
+
+    @Override
+    public synchronized long add(String key, long delta) {
+        byte[] old = values.get(key);
+        long v = (old == null ? 0 : Long.parseLong(new String(old, java.nio.charset.StandardCharsets.UTF_8))) + delta;
+        values.put(key, Long.toString(v).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        notifyAll();
+        return v;
+    }
+
+    @Override
+    public synchronized boolean check(String key) {
+        return values.containsKey(key);
+    }
+
+    @Override
+    public synchronized boolean delete(String key) {
+        return values.remove(key) != null;
+    }
+
+    @Override
+    public void close() {
+        // nothing held
+    }
+}

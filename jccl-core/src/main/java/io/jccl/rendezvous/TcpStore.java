@@ -1,0 +1,160 @@
+package io.jccl.rendezvous;
+
+import io.jccl.security.Handshake;
+import io.jccl.security.HandshakeDescriptor;
+import io.jccl.security.JobSecret;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import static io.jccl.rendezvous.StoreProtocolDescriptor.*;
+
+/** A client of {@link TcpStoreServer}. Thread-safe: one request at a time. */
+public final class TcpStore implements Store {
+    private final String host;
+    private final int port;
+    private final Socket socket;
+    private final DataInputStream in;
+    private final DataOutputStream out;
+
+    private TcpStore(String host, int port, Socket socket) throws IOException {
+        this.host = host;
+        this.port = port;
+        this.socket = socket;
+        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+    }
+
+    /**
+     * Connects, retrying with backoff until {@code timeout} (the server may start after the client), and
+     * authenticates with {@code secret}.
+     *
+     * @throws StoreException naming the address if no server answered in time or the handshake failed
+     */
+    public static TcpStore connect(String host, int port, JobSecret secret, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long backoffMs = 10;
+        IOException last = null;
+        while (System.nanoTime() - deadline < 0) {
+            Socket s = new Socket();
+            try {
+                long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+                s.connect(new InetSocketAddress(host, port), (int) Math.min(left, 5_000));
+                s.setTcpNoDelay(true);
+                s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(left, 10_000)));
+                TcpStore store = new TcpStore(host, port, s);
+                Handshake.client(store.in, store.out, secret, HandshakeDescriptor.PURPOSE_STORE, -1, 0);
+                s.setSoTimeout(0);
+                return store;
+            } catch (Handshake.RefusedException e) {
+                closeQuietly(s);
+                throw new StoreException("store at " + host + ":" + port + " refused: " + e.getMessage(), e);
+            } catch (IOException e) {
+                closeQuietly(s);
+                last = e;
+                sleep(backoffMs);
+                backoffMs = Math.min(backoffMs * 2, 500);
+            }
+        }
+        throw new StoreException("no store answered at " + host + ":" + port + " within " + timeout.toMillis()
+                + " ms (" + (last == null ? "no attempt" : last.getMessage()) + ")", last);
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while connecting to the store", e);
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // best effort
+        }
+    }
+
+    private synchronized Response call(byte op, String key, byte[] value, long arg) {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        if (k.length > MAX_KEY_LENGTH || value.length > MAX_VALUE_LENGTH) {
+            throw new IllegalArgumentException("store key or value too long: key=" + k.length + " bytes (max "
+                    + MAX_KEY_LENGTH + "), value=" + value.length + " bytes (max " + MAX_VALUE_LENGTH + ")");
+        }
+        try {
+            out.writeByte(op);
+            out.writeByte(0);
+            out.writeShort(k.length);
+            out.writeInt(value.length);
+            out.writeLong(arg);
+            out.write(k);
+            out.write(value);
+            out.flush();
+            byte status = in.readByte();
+            in.readByte();
+            in.readShort();
+            int len = in.readInt();
+            long result = in.readLong();
+            if (len < 0 || len > MAX_VALUE_LENGTH) {
+                throw new StoreException("store at " + host + ":" + port + " sent an impossible length " + len);
+            }
+            byte[] body = new byte[len];
+            in.readFully(body);
+            if (status != STATUS_OK) {
+                throw new StoreException(new String(body, StandardCharsets.UTF_8));
+            }
+            return new Response(result, body);
+        } catch (IOException e) {
+            throw new StoreException("lost the store at " + host + ":" + port + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static final class Response {
+        final long result;
+        final byte[] body;
+
+        Response(long result, byte[] body) {
+            this.result = result;
+            this.body = body;
+        }
+    }
+
+    @Override
+    public void set(String key, byte[] value) {
+        call(OP_SET, key, value, 0);
+    }
+
+    @Override
+    public byte[] get(String key, Duration timeout) {
+        return call(OP_GET, key, new byte[0], timeout.toMillis()).body;
+    }
+
+    @Override
+    public long add(String key, long delta) {
+        return call(OP_ADD, key, new byte[0], delta).result;
+    }
+
+    @Override
+    public boolean check(String key) {
+        return call(OP_CHECK, key, new byte[0], 0).result != 0;
+    }
+
+    @Override
+    public boolean delete(String key) {
+        return call(OP_DELETE, key, new byte[0], 0).result != 0;
+    }
+
+    @Override
+    public void close() {
+        closeQuietly(socket);
+    }
+}

@@ -1,0 +1,174 @@
+package io.jccl.rendezvous;
+
+import io.jccl.security.Handshake;
+import io.jccl.security.HandshakeDescriptor;
+import io.jccl.security.JobSecret;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static io.jccl.rendezvous.StoreProtocolDescriptor.*;
+
+/**
+ * Serves a {@link Store} over TCP (torch's TCPStore master): run by rank 0, or standalone. One thread accepts;
+ * each authenticated client gets a thread. Clients that fail the handshake are logged and dropped without
+ * disturbing the others.
+ */
+public final class TcpStoreServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpStoreServer.class);
+    private static final int HANDSHAKE_TIMEOUT_MS = 10_000;
+
+    private final ServerSocket server;
+    private final InMemoryStore store = new InMemoryStore();
+    private final JobSecret secret;
+    private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
+    private volatile boolean closed;
+
+    private TcpStoreServer(ServerSocket server, JobSecret secret) {
+        this.server = server;
+        this.secret = secret;
+        this.acceptor = new Thread(this::acceptLoop, "jccl-store-accept-" + server.getLocalPort());
+        this.acceptor.setDaemon(true);
+        this.acceptor.start();
+    }
+
+    /** Listens on {@code host:port} ({@code port} 0 picks a free one). */
+    public static TcpStoreServer start(String host, int port, JobSecret secret) {
+        try {
+            ServerSocket s = new ServerSocket();
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(host, port), 128);
+            return new TcpStoreServer(s, secret);
+        } catch (IOException e) {
+            throw new StoreException("cannot listen for the store on " + host + ":" + port + ": " + e.getMessage(), e);
+        }
+    }
+
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket s;
+            try {
+                s = server.accept();
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.warn("store accept failed", e);
+                }
+                return;
+            }
+            Thread t = new Thread(() -> serve(s), "jccl-store-client");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private void serve(Socket s) {
+        clients.add(s);
+        try (s) {
+            s.setTcpNoDelay(true);
+            s.setSoTimeout(HANDSHAKE_TIMEOUT_MS);
+            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
+            try {
+                Handshake.server(in, out, secret, HandshakeDescriptor.PURPOSE_STORE, -1);
+            } catch (IOException e) {
+                LOG.warn("store refused a connection from {}: {}", s.getRemoteSocketAddress(), e.getMessage());
+                return;
+            }
+            s.setSoTimeout(0);
+            while (!closed) {
+                byte op;
+                try {
+                    op = in.readByte();
+                } catch (java.io.EOFException e) {
+                    return;
+                }
+                in.readByte();
+                int keyLen = in.readUnsignedShort();
+                int valueLen = in.readInt();
+                long arg = in.readLong();
+                if (keyLen > MAX_KEY_LENGTH || valueLen < 0 || valueLen > MAX_VALUE_LENGTH) {
+                    LOG.warn("store closing connection from {}: impossible lengths key={} value={}",
+                            s.getRemoteSocketAddress(), keyLen, valueLen);
+                    return;
+                }
+                byte[] keyBytes = new byte[keyLen];
+                in.readFully(keyBytes);
+                String key = new String(keyBytes, StandardCharsets.UTF_8);
+                byte[] value = new byte[valueLen];
+                in.readFully(value);
+                respond(out, op, key, value, arg);
+            }
+        } catch (SocketException e) {
+            // client went away
+        } catch (IOException e) {
+            if (!closed) {
+                LOG.debug("store connection ended: {}", e.toString());
+            }
+        } finally {
+            clients.remove(s);
+        }
+    }
+
+    private void respond(DataOutputStream out, byte op, String key, byte[] value, long arg) throws IOException {
+        byte status = STATUS_OK;
+        long result = 0;
+        byte[] body = new byte[0];
+        try {
+            switch (op) {
+                case OP_SET: store.set(key, value); break;
+                case OP_GET: body = store.get(key, Duration.ofMillis(arg)); break;
+                case OP_ADD: result = store.add(key, arg); break;
+                case OP_CHECK: result = store.check(key) ? 1 : 0; break;
+                case OP_DELETE: result = store.delete(key) ? 1 : 0; break;
+                default:
+                    status = STATUS_ERROR;
+                    body = ("unknown store opcode " + op).getBytes(StandardCharsets.UTF_8);
+            }
+        } catch (StoreException e) {
+            status = STATUS_TIMEOUT;
+            body = e.getMessage().getBytes(StandardCharsets.UTF_8);
+        }
+        out.writeByte(status);
+        out.writeByte(0);
+        out.writeShort(0);
+        out.writeInt(body.length);
+        out.writeLong(result);
+        out.write(body);
+        out.flush();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            server.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+        for (Socket s : clients) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.jccl.security;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+
+import static io.jccl.security.HandshakeDescriptor.*;
+
+/** Runs the handshake of {@link HandshakeDescriptor} over a connected stream pair. */
+public final class Handshake {
+    private Handshake() {
+    }
+
+    /** Thrown when a peer fails to authenticate or speaks another protocol. */
+    public static final class RefusedException extends IOException {
+        public RefusedException(String message) {
+            super(message);
+        }
+    }
+
+    /** What the server learned about an accepted client. */
+    public static final class Client {
+        public final int rank;
+        public final int worldSize;
+
+        Client(int rank, int worldSize) {
+            this.rank = rank;
+            this.worldSize = worldSize;
+        }
+    }
+
+    private static byte[] intBytes(int v) {
+        return ByteBuffer.allocate(4).putInt(v).array();
+    }
+
+    /** Client side: proves the secret and checks the server's proof; returns the server's rank. */
+    public static int client(InputStream in, OutputStream out, JobSecret secret, byte purpose, int rank,
+                             int worldSize) throws IOException {
+        byte[] clientNonce = JobSecret.nonce();
+        ByteBuffer hello = ByteBuffer.allocate(HELLO_LENGTH);
+        hello.putInt(MAGIC_OFFSET, MAGIC).put(VERSION_OFFSET, VERSION).put(PURPOSE_OFFSET, purpose)
+                .putInt(RANK_OFFSET, rank).putInt(WORLD_SIZE_OFFSET, worldSize).position(NONCE_OFFSET);
+        hello.put(clientNonce);
+        out.write(hello.array());
+        out.flush();
+        byte[] challenge = new byte[CHALLENGE_LENGTH];
+        readFully(in, challenge, "challenge");
+        ByteBuffer c = ByteBuffer.wrap(challenge);
+        checkMagic(c.getInt(MAGIC_OFFSET), MAGIC, "challenge");
+        if (c.get(VERSION_OFFSET) != VERSION) {
+            throw new RefusedException("server speaks handshake version " + c.get(VERSION_OFFSET) + ", expected "
+                    + VERSION);
+        }
+        if (c.get(STATUS_OFFSET) != STATUS_OK) {
+            throw new RefusedException("server refused the connection (status " + c.get(STATUS_OFFSET) + ")");
+        }
+        int serverRank = c.getInt(RANK_OFFSET);
+        byte[] serverNonce = new byte[NONCE_LENGTH];
+        c.get(NONCE_OFFSET, serverNonce);
+        byte[] serverProof = new byte[32];
+        c.get(SERVER_PROOF_OFFSET, serverProof);
+        byte[] p = {purpose};
+        if (!JobSecret.matches(secret.proof("jccl-server", p, clientNonce, serverNonce, intBytes(rank),
+                intBytes(serverRank)), serverProof)) {
+            throw new RefusedException("the server failed to prove the job secret (wrong " + JobSecret.ENV + "?)");
+        }
+        out.write(secret.proof("jccl-client", p, clientNonce, serverNonce, intBytes(rank), intBytes(serverRank)));
+        out.flush();
+        byte[] accept = new byte[ACCEPT_LENGTH];
+        readFully(in, accept, "accept");
+        checkMagic(ByteBuffer.wrap(accept).getInt(), ACCEPT_MAGIC, "accept");
+        return serverRank;
+    }
+
+    /** Server side: checks the client's proof; returns who it is. */
+    public static Client server(InputStream in, OutputStream out, JobSecret secret, byte purpose, int serverRank)
+            throws IOException {
+        byte[] hello = new byte[HELLO_LENGTH];
+        readFully(in, hello, "hello");
+        ByteBuffer h = ByteBuffer.wrap(hello);
+        checkMagic(h.getInt(MAGIC_OFFSET), MAGIC, "hello");
+        if (h.get(VERSION_OFFSET) != VERSION) {
+            throw new RefusedException("client speaks handshake version " + h.get(VERSION_OFFSET) + ", expected "
+                    + VERSION);
+        }
+        if (h.get(PURPOSE_OFFSET) != purpose) {
+            throw new RefusedException("client connected for purpose " + h.get(PURPOSE_OFFSET) + ", this port serves "
+                    + purpose);
+        }
+        int clientRank = h.getInt(RANK_OFFSET);
+        int worldSize = h.getInt(WORLD_SIZE_OFFSET);
+        byte[] clientNonce = new byte[NONCE_LENGTH];
+        h.get(NONCE_OFFSET, clientNonce);
+        byte[] serverNonce = JobSecret.nonce();
+        byte[] p = {purpose};
+        ByteBuffer c = ByteBuffer.allocate(CHALLENGE_LENGTH);
+        c.putInt(MAGIC_OFFSET, MAGIC).put(VERSION_OFFSET, VERSION).put(PURPOSE_OFFSET, purpose)
+                .put(STATUS_OFFSET, STATUS_OK).putInt(RANK_OFFSET, serverRank);
+        c.put(NONCE_OFFSET, serverNonce);
+        c.put(SERVER_PROOF_OFFSET, secret.proof("jccl-server", p, clientNonce, serverNonce, intBytes(clientRank),
+                intBytes(serverRank)));
+        out.write(c.array());
+        out.flush();
+        byte[] proof = new byte[PROOF_LENGTH];
+        readFully(in, proof, "proof");
+        if (!JobSecret.matches(secret.proof("jccl-client", p, clientNonce, serverNonce, intBytes(clientRank),
+                intBytes(serverRank)), proof)) {
+            throw new RefusedException("client claiming rank " + clientRank + " failed to prove the job secret");
+        }
+        out.write(ByteBuffer.allocate(ACCEPT_LENGTH).putInt(ACCEPT_MAGIC).array());
+        out.flush();
+        return new Client(clientRank, worldSize);
+    }
+
+    private static void checkMagic(int actual, int expected, String what) throws RefusedException {
+        if (actual != expected) {
+            throw new RefusedException("bad " + what + " magic: expected=0x" + Integer.toHexString(expected)
+                    + ", actual=0x" + Integer.toHexString(actual) + " (not a jccl peer)");
+        }
+    }
+
+    private static void readFully(InputStream in, byte[] b, String what) throws IOException {
+        try {
+            new DataInputStream(in).readFully(b);
+        } catch (java.io.EOFException e) {
+            throw new RefusedException("connection closed during the handshake (" + what + ")");
+        }
+    }
+
+}

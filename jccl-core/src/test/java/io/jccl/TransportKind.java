@@ -1,0 +1,52 @@
+package io.jccl;
+
+import io.jccl.core.DefaultCommunicator;
+import io.jccl.rendezvous.InMemoryStore;
+import io.jccl.security.JobSecret;
+import io.jccl.transport.tcp.TcpOptions;
+import io.jccl.transport.tcp.TcpTransport;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/** The transports the contract suite runs over, with ranks as threads of this JVM. */
+enum TransportKind {
+    LOCAL {
+        @Override
+        List<Communicator> create(int world, CommunicatorConfig config) {
+            return Jccl.inProcess(world, config);
+        }
+    },
+    TCP {
+        @Override
+        List<Communicator> create(int world, CommunicatorConfig config) {
+            InMemoryStore store = new InMemoryStore();
+            JobSecret secret = JobSecret.generate();
+            List<CompletableFuture<Communicator>> futures = new ArrayList<>();
+            for (int r = 0; r < world; r++) {
+                int rank = r;
+                futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
+                        TcpTransport.connect(rank, world, store, TcpOptions.loopback(secret)), config)));
+            }
+            List<Communicator> comms = new ArrayList<>();
+            for (CompletableFuture<Communicator> f : futures) {
+                comms.add(f.join());
+            }
+            return comms;
+        }
+    };
+
+    abstract List<Communicator> create(int world, CommunicatorConfig config);
+
+    /** Closes every communicator at once (a TCP close waits briefly for the peers' goodbyes). */
+    static void closeAll(List<Communicator> comms) {
+        CompletableFuture.allOf(comms.stream().map(c -> CompletableFuture.runAsync(c::close))
+                .toArray(CompletableFuture[]::new)).join();
+    }
+
+    static List<TransportKind> all() {
+        return Arrays.asList(values());
+    }
+}
