@@ -1,0 +1,187 @@
+package io.jccl.launch;
+
+import io.jccl.security.JobSecret;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Starts the local ranks of a job as child processes (torchrun's role): each gets {@code JCCL_RANK},
+ * {@code JCCL_WORLD_SIZE}, {@code JCCL_LOCAL_RANK}, {@code JCCL_LOCAL_WORLD_SIZE}, {@code JCCL_MASTER_ADDR},
+ * {@code JCCL_MASTER_PORT} and the job secret {@code JCCL_SECRET}; every output line is prefixed with its rank.
+ * When a rank exits with a non-zero status the others are stopped and the job takes that status; when the
+ * launcher itself is interrupted or terminated, every rank is stopped (no orphaned processes).
+ */
+public final class Launcher {
+    /** How long stopped ranks get to exit before they are killed. */
+    public static final long GRACE_MS = 3_000;
+
+    private final int nprocPerNode;
+    private final int nnodes;
+    private final int nodeRank;
+    private final String masterAddr;
+    private final int masterPort;
+    private final String transport;
+    private final JobSecret secret;
+    private final List<String> command;
+    private final Map<String, String> extraEnv;
+    private final PrintStream out;
+    private final List<Process> children = new ArrayList<>();
+
+    public Launcher(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, String transport,
+                    JobSecret secret, List<String> command, Map<String, String> extraEnv, PrintStream out) {
+        if (nprocPerNode < 1 || nnodes < 1 || nodeRank < 0 || nodeRank >= nnodes) {
+            throw new IllegalArgumentException("need -n >= 1, --nnodes >= 1 and 0 <= --node-rank < --nnodes, got n="
+                    + nprocPerNode + ", nnodes=" + nnodes + ", node-rank=" + nodeRank);
+        }
+        if (command.isEmpty()) {
+            throw new IllegalArgumentException("no command to launch: jccl launch -n N -- CMD [ARGS...]");
+        }
+        if (masterPort == 0 && nnodes > 1) {
+            throw new IllegalArgumentException("--master-port is required with more than one node");
+        }
+        this.nprocPerNode = nprocPerNode;
+        this.nnodes = nnodes;
+        this.nodeRank = nodeRank;
+        this.masterAddr = masterAddr;
+        this.masterPort = masterPort == 0 ? freePort(masterAddr) : masterPort;
+        this.transport = transport;
+        this.secret = Objects.requireNonNull(secret, "secret");
+        this.command = List.copyOf(command);
+        this.extraEnv = Map.copyOf(extraEnv);
+        this.out = out;
+    }
+
+    static int freePort(String host) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(host, 0));
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot find a free port on " + host + ": " + e.getMessage(), e);
+        }
+    }
+
+    public int masterPort() {
+        return masterPort;
+    }
+
+    /** Runs the job; returns 0 when every rank exits 0, else the status of the first rank that failed. */
+    public int run() throws IOException, InterruptedException {
+        Thread hook = new Thread(() -> stopAll("the launcher is exiting"), "jccl-launch-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        List<Thread> pumps = new ArrayList<>();
+        int world = nprocPerNode * nnodes;
+        try {
+            for (int local = 0; local < nprocPerNode; local++) {
+                int rank = nodeRank * nprocPerNode + local;
+                ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+                Map<String, String> env = pb.environment();
+                env.putAll(extraEnv);
+                env.put("JCCL_RANK", Integer.toString(rank));
+                env.put("JCCL_WORLD_SIZE", Integer.toString(world));
+                env.put("JCCL_LOCAL_RANK", Integer.toString(local));
+                env.put("JCCL_LOCAL_WORLD_SIZE", Integer.toString(nprocPerNode));
+                env.put("JCCL_MASTER_ADDR", masterAddr);
+                env.put("JCCL_MASTER_PORT", Integer.toString(masterPort));
+                env.put("JCCL_TRANSPORT", transport);
+                env.put(JobSecret.ENV, secret.toHex());
+                Process p = pb.start();
+                synchronized (children) {
+                    children.add(p);
+                }
+                Thread pump = new Thread(() -> pump(rank, p), "jccl-launch-out-" + rank);
+                pump.start();
+                pumps.add(pump);
+            }
+            int status = 0;
+            int failedRank = -1;
+            List<Process> running = new ArrayList<>(children);
+            while (!running.isEmpty()) {
+                for (int i = 0; i < running.size(); i++) {
+                    Process p = running.get(i);
+                    if (!p.isAlive()) {
+                        running.remove(i--);
+                        if (p.exitValue() != 0 && status == 0) {
+                            status = p.exitValue();
+                            failedRank = nodeRank * nprocPerNode + children.indexOf(p);
+                            stopAll("rank " + failedRank + " exited with status " + status);
+                        }
+                    }
+                }
+                Thread.sleep(20);
+            }
+            for (Thread t : pumps) {
+                t.join();
+            }
+            if (failedRank >= 0) {
+                System.err.println("jccl launch: rank " + failedRank + " failed with exit status " + status
+                        + "; the other ranks were stopped");
+            }
+            return status;
+        } finally {
+            stopAll("the launcher is exiting");
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException ignored) {
+                // already shutting down
+            }
+        }
+    }
+
+    private void pump(int rank, Process p) {
+        String prefix = "[rank " + rank + "] ";
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                synchronized (out) {
+                    out.println(prefix + line);
+                }
+            }
+        } catch (IOException ignored) {
+            // the child is gone
+        }
+    }
+
+    /** Terminates every live child (and its descendants), then kills what is left after the grace period. */
+    private void stopAll(String why) {
+        List<Process> live = new ArrayList<>();
+        synchronized (children) {
+            for (Process p : children) {
+                if (p.isAlive()) {
+                    live.add(p);
+                }
+            }
+        }
+        if (live.isEmpty()) {
+            return;
+        }
+        for (Process p : live) {
+            p.descendants().forEach(ProcessHandle::destroy);
+            p.destroy();
+        }
+        long deadline = System.nanoTime() + GRACE_MS * 1_000_000;
+        for (Process p : live) {
+            try {
+                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
+                if (!p.waitFor(left, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    p.descendants().forEach(ProcessHandle::destroyForcibly);
+                    p.destroyForcibly();
+                    p.waitFor();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
