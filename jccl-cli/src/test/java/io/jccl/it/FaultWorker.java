@@ -1,0 +1,65 @@
+package io.jccl.it;
+
+import io.jccl.CollectiveOptions;
+import io.jccl.Communicator;
+import io.jccl.CommunicatorConfig;
+import io.jccl.Jccl;
+import io.jccl.JcclException;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+
+import java.time.Duration;
+
+/**
+ * A rank for the fault tests, started as its own JVM. Mode (first argument):
+ * {@code ok}: ten allreduces; {@code exit}: rank {@code victim} exits with status 3 before the first one;
+ * {@code kill}: rank {@code victim} kills itself with SIGKILL in the middle of the allreduces;
+ * {@code stall}: rank {@code victim} sleeps instead of joining. Survivors print one line
+ * {@code RESULT <exception class> origin=<rank> peer=<rank> message} and exit 0, or {@code RESULT ok}.
+ */
+public final class FaultWorker {
+    private FaultWorker() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        int victim = Integer.parseInt(args[1]);
+        long timeoutMs = Long.parseLong(args[2]);
+        Communicator comm = Jccl.fromEnvironment(CommunicatorConfig.fromEnvironment()
+                .withTimeout(Duration.ofMillis(timeoutMs)));
+        int rank = comm.rank();
+        System.out.println("READY rank " + rank + " pid " + ProcessHandle.current().pid());
+        if (rank == victim) {
+            switch (mode) {
+                case "exit":
+                    System.exit(3);
+                    break;
+                case "stall":
+                    Thread.sleep(600_000);
+                    break;
+                default:
+                    break;
+            }
+        }
+        try {
+            for (int i = 0; i < 200; i++) {
+                if (mode.equals("kill") && rank == victim && i == 5) {
+                    new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid())).start().waitFor();
+                    Thread.sleep(10_000);
+                }
+                float[] x = new float[1 << 16];
+                comm.allReduce(Tensor.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT);
+            }
+            System.out.println("RESULT ok");
+        } catch (JcclException e) {
+            int origin = e instanceof io.jccl.PeerAbortedException ? ((io.jccl.PeerAbortedException) e).originRank()
+                    : -1;
+            int peer = e instanceof io.jccl.CollectiveTimeoutException
+                    ? ((io.jccl.CollectiveTimeoutException) e).peer() : -1;
+            System.out.println("RESULT " + e.getClass().getSimpleName() + " origin=" + origin + " peer=" + peer + " "
+                    + e.getMessage());
+        }
+        comm.close();
+        System.exit(0);
+    }
+}

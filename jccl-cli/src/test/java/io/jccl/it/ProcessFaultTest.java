@@ -1,0 +1,65 @@
+package io.jccl.it;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Real JVM processes over TCP: a rank killed, a rank that stalls, a wrong secret. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ProcessFaultTest {
+
+    @Test
+    void shouldNameTheRankKilledMidCollectiveOnEverySurvivor() throws Exception {
+        // a 5 minute deadline: survivors must learn of the death from the connection, not the clock
+        try (ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("kill", "2", "300000"), null)) {
+            assertEquals(137, job.await(2, 60), job.dump());
+            for (int r : new int[] {0, 1, 3}) {
+                assertEquals(0, job.await(r, 60), job.dump());
+                String result = job.line(r, "RESULT", 1);
+                assertNotNull(result, job.dump());
+                assertTrue(result.startsWith("RESULT PeerAbortedException origin=2 "), result);
+                assertTrue(result.contains("rank 2") && result.contains("died"), result);
+            }
+        }
+    }
+
+    @Test
+    void shouldTimeOutOnARankThatStalls() throws Exception {
+        try (ProcessJob job = ProcessJob.start(3, FaultWorker.class, List.of("stall", "1", "2000"), null)) {
+            boolean sawTimeoutNamingRank1 = false;
+            for (int r : new int[] {0, 2}) {
+                assertEquals(0, job.await(r, 60), job.dump());
+                String result = job.line(r, "RESULT", 1);
+                assertNotNull(result, job.dump());
+                assertTrue(result.startsWith("RESULT CollectiveTimeoutException") || result.startsWith(
+                        "RESULT PeerAbortedException"), result);
+                sawTimeoutNamingRank1 |= result.startsWith("RESULT CollectiveTimeoutException") && result.contains(
+                        "peer=1");
+            }
+            assertTrue(sawTimeoutNamingRank1, job.dump());
+        }
+    }
+
+    @Test
+    void shouldRefuseARankWithTheWrongSecret() throws Exception {
+        Map<Integer, Map<String, String>> env = Map.of(1, Map.of("JCCL_SECRET", "00ff", "JCCL_CONNECT_TIMEOUT_MS",
+                "3000"), 0, Map.of("JCCL_CONNECT_TIMEOUT_MS", "3000"));
+        try (ProcessJob job = ProcessJob.start(2, FaultWorker.class, List.of("ok", "-1", "5000"), env)) {
+            int s1 = job.await(1, 60);
+            int s0 = job.await(0, 60);
+            assertFalse(s1 == 0, job.dump());
+            assertFalse(s0 == 0, job.dump());
+            String out = job.dump();
+            assertTrue(out.contains("failed to prove the job secret"), out);
+            assertTrue(out.contains("did not connect") || out.contains("timed out"), out);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package io.jccl.it;
+
+import io.jccl.security.JobSecret;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** N JVMs of a test main class with the rendezvous environment set by hand, and their output. */
+final class ProcessJob implements AutoCloseable {
+    final List<Process> processes = new ArrayList<>();
+    final List<List<String>> output = new ArrayList<>();
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static String java() {
+        return ProcessHandle.current().info().command().orElse("java");
+    }
+
+    /** Starts {@code world} ranks; {@code perRankEnv} may override variables of a rank (null: none). */
+    static ProcessJob start(int world, Class<?> main, List<String> args, Map<Integer, Map<String, String>> perRankEnv)
+            throws IOException {
+        ProcessJob job = new ProcessJob();
+        int port = freePort();
+        String secret = JobSecret.generate().toHex();
+        for (int r = 0; r < world; r++) {
+            List<String> cmd = new ArrayList<>(List.of(java(), "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                    main.getName()));
+            cmd.addAll(args);
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+            Map<String, String> env = pb.environment();
+            env.put("JCCL_RANK", Integer.toString(r));
+            env.put("JCCL_WORLD_SIZE", Integer.toString(world));
+            env.put("JCCL_MASTER_ADDR", "127.0.0.1");
+            env.put("JCCL_MASTER_PORT", Integer.toString(port));
+            env.put("JCCL_SECRET", secret);
+            env.put("JCCL_CONNECT_TIMEOUT_MS", "20000");
+            if (perRankEnv != null && perRankEnv.containsKey(r)) {
+                env.putAll(perRankEnv.get(r));
+            }
+            Process p = pb.start();
+            List<String> lines = Collections.synchronizedList(new ArrayList<>());
+            Thread t = new Thread(() -> {
+                try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    String l;
+                    while ((l = in.readLine()) != null) {
+                        lines.add(l);
+                    }
+                } catch (IOException ignored) {
+                    // process gone
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            job.processes.add(p);
+            job.output.add(lines);
+        }
+        return job;
+    }
+
+    /** Waits for rank {@code r} to exit; returns its status, or -1 on timeout. */
+    int await(int r, long seconds) throws InterruptedException {
+        Process p = processes.get(r);
+        return p.waitFor(seconds, TimeUnit.SECONDS) ? p.exitValue() : -1;
+    }
+
+    /** The line of rank r starting with {@code prefix}, waiting up to {@code seconds}. */
+    String line(int r, String prefix, long seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < deadline) {
+            synchronized (output.get(r)) {
+                for (String l : output.get(r)) {
+                    if (l.startsWith(prefix)) {
+                        return l;
+                    }
+                }
+            }
+            Thread.sleep(20);
+        }
+        return null;
+    }
+
+    String dump() {
+        StringBuilder sb = new StringBuilder();
+        for (int r = 0; r < output.size(); r++) {
+            synchronized (output.get(r)) {
+                for (String l : output.get(r)) {
+                    sb.append("[rank ").append(r).append("] ").append(l).append('\n');
+                }
+            }
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public void close() {
+        for (Process p : processes) {
+            p.destroyForcibly();
+        }
+        for (Process p : processes) {
+            try {
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
