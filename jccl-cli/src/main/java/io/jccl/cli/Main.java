@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code jccl} command. */
 @Command(name = "jccl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Collective communications for the JVM.",
-        subcommands = {VerifyCommand.class, LaunchCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {VerifyCommand.class, LaunchCommand.class, VerifyWorkerCommand.class,
+            CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     static final class Version implements CommandLine.IVersionProvider {

@@ -73,6 +73,11 @@ public final class VerifyCommand implements Callable<Integer> {
             description = "Deadline of each collective, in seconds (default: ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
+    @Option(names = "--transport", defaultValue = "local",
+            description = "local: ranks as threads over the in-process queue mesh; tcp: every rank a JVM process, "
+                + "connected by sockets (default: ${DEFAULT-VALUE}).")
+    String transport;
+
     @Option(names = "--json", description = "Print the report as JSON instead of tables.")
     boolean json;
 
@@ -105,6 +110,10 @@ public final class VerifyCommand implements Callable<Integer> {
         s.seed = seed;
         s.reference = Verifier.ReferenceMode.valueOf(reference.trim().toUpperCase(java.util.Locale.ROOT));
         s.timeout = Duration.ofSeconds(timeoutSeconds);
+        s.transport = transport.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!s.transport.equals("local") && !s.transport.equals("tcp")) {
+            throw new IllegalArgumentException("--transport must be local or tcp, got " + transport);
+        }
         Report report = Verifier.run(s, System.err);
         if (json) {
             report.printJson(System.out);

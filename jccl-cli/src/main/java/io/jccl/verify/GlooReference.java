@@ -2,8 +2,6 @@ package io.jccl.verify;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.jccl.core.Buf;
 
 import java.io.IOException;
@@ -100,24 +98,12 @@ public final class GlooReference {
             InterruptedException {
         Path dir = Files.createTempDirectory("jccl-gloo-");
         try {
-            ObjectNode spec = JSON.createObjectNode();
-            spec.put("world", world);
-            ArrayNode arr = spec.putArray("cases");
+            CaseFile.write(dir, world, cases);
             for (VerifyCase c : cases) {
-                ObjectNode n = arr.addObject();
-                n.put("id", c.id());
-                n.put("primitive", c.primitive().torchName());
-                n.put("dtype", c.dtype().torchName());
-                if (c.op() != null) {
-                    n.put("op", c.op().name());
-                }
-                n.put("count", c.count());
-                n.put("root", c.root());
                 for (int r = 0; r < world; r++) {
                     BufIO.write(c.input(r), dir.resolve("in_" + c.id() + "_" + r + ".bin"));
                 }
             }
-            JSON.writeValue(dir.resolve("cases.json").toFile(), spec);
             Path script = dir.resolve("gloo_reference.py");
             try (InputStream in = GlooReference.class.getResourceAsStream("gloo_reference.py")) {
                 Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);

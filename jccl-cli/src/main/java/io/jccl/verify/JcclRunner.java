@@ -20,24 +20,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** Runs verification cases on jccl, ranks as threads over the in-process queue mesh. */
-public final class JcclRunner implements AutoCloseable {
+public final class JcclRunner implements CaseRunner {
     private final int world;
     private final Algorithm algorithm;
     private final CommunicatorConfig config;
     private final ExecutorService pool;
-
-    /** Result of one case: each rank's output (null where the rank has none), or the error jccl raised. */
-    public static final class Outcome {
-        final List<Buf> outputs;
-        final Throwable error;
-        final String algorithm;
-
-        Outcome(List<Buf> outputs, Throwable error, String algorithm) {
-            this.outputs = outputs;
-            this.error = error;
-            this.algorithm = algorithm;
-        }
-    }
 
     public JcclRunner(int world, Algorithm algorithm, Duration timeout) {
         this.world = world;
@@ -50,8 +37,22 @@ public final class JcclRunner implements AutoCloseable {
         });
     }
 
+    @Override
+    public java.util.Map<Integer, Outcome> runAll(List<VerifyCase> cases) throws InterruptedException {
+        java.util.Map<Integer, Outcome> out = new java.util.HashMap<>();
+        for (VerifyCase c : cases) {
+            out.put(c.id(), run(c));
+        }
+        return out;
+    }
+
+    @Override
+    public List<TrafficLaw.Row> traffic(int count) {
+        return TrafficLaw.measure(world, count, algorithm);
+    }
+
     /** The algorithm a case runs with: the requested one where the primitive has it, AUTO's choice otherwise. */
-    Algorithm algorithmFor(Primitive p) {
+    static Algorithm algorithmFor(Algorithm algorithm, Primitive p) {
         OpType op = opType(p);
         return Algorithm.available(op).contains(algorithm) ? algorithm : Algorithm.resolve(op, Algorithm.AUTO);
     }
@@ -62,7 +63,7 @@ public final class JcclRunner implements AutoCloseable {
 
     public Outcome run(VerifyCase c) throws InterruptedException {
         List<Communicator> comms = Jccl.inProcess(world, config);
-        Algorithm algo = algorithmFor(c.primitive());
+        Algorithm algo = algorithmFor(algorithm, c.primitive());
         CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(algo);
         List<Future<Buf>> futures = new ArrayList<>();
         for (Communicator comm : comms) {
@@ -95,7 +96,8 @@ public final class JcclRunner implements AutoCloseable {
         return Tensor.ofArray(b.dtype(), b.array(), b.offset(), b.count());
     }
 
-    private static Buf runRank(Communicator comm, VerifyCase c, CollectiveOptions o) {
+    /** Rank {@code comm.rank()}'s part of case {@code c}; returns its output (null where it has none). */
+    static Buf runRank(Communicator comm, VerifyCase c, CollectiveOptions o) {
         int r = comm.rank();
         int root = c.root();
         Buf in = c.input(r);

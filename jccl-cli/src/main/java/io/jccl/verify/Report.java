@@ -13,11 +13,13 @@ import java.util.Locale;
 /** The verification table and the byte-counter table, as text or JSON. */
 public final class Report {
     private final String reference;
+    private final String transport;
     private final List<Verifier.Row> rows;
     private final List<TrafficLaw.Row> traffic;
 
-    Report(String reference, List<Verifier.Row> rows, List<TrafficLaw.Row> traffic) {
+    Report(String reference, String transport, List<Verifier.Row> rows, List<TrafficLaw.Row> traffic) {
         this.reference = reference;
+        this.transport = transport;
         this.rows = rows;
         this.traffic = traffic;
     }
@@ -44,7 +46,8 @@ public final class Report {
     }
 
     public void printText(PrintStream out) {
-        out.println("jccl verify: queue mesh (ranks as threads) against " + reference);
+        out.println("jccl verify: " + (transport.equals("local") ? "queue mesh (ranks as threads)"
+                : transport + " (ranks as JVM processes)") + " against " + reference);
         out.println();
         String[] head = {"primitive", "dtype", "op", "world", "elements", "algorithm", "reference", "identical",
             "max abs diff", "max ulp", "verdict"};
@@ -72,7 +75,8 @@ public final class Report {
                 rows.size(), count(Verifier.Verdict.IDENTICAL), count(Verifier.Verdict.WITHIN_BOUND),
                 count(Verifier.Verdict.REJECTED), count(Verifier.Verdict.MISMATCH), count(Verifier.Verdict.ERROR));
         out.println();
-        out.println("Per-rank byte counters (float32, one call each; T = tensor bytes, N = world size)");
+        out.println("Per-rank byte counters over " + transport + " (float32, one call each; T = tensor bytes, N = world "
+                + "size)");
         out.println();
         String[] th = {"primitive", "world", "rank", "T bytes", "sent", "received", "law", "law bytes",
             "measured/law"};
@@ -128,6 +132,7 @@ public final class Report {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("reference", reference);
+        root.put("transport", transport);
         root.put("passed", passed());
         ArrayNode arr = root.putArray("rows");
         for (Verifier.Row r : rows) {

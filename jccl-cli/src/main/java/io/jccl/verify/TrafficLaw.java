@@ -2,6 +2,7 @@ package io.jccl.verify;
 
 import io.jccl.Algorithm;
 import io.jccl.CollectiveOptions;
+import io.jccl.Communicator;
 import io.jccl.Jccl;
 import io.jccl.OpType;
 import io.jccl.ReduceOp;
@@ -52,25 +53,42 @@ public final class TrafficLaw {
         }
     }
 
-    /** Measures every rank for a buffer of {@code count} float32 elements (rounded up to a multiple of world). */
+    /** The element count measured for a requested count: a multiple of the world size, at least one per rank. */
+    static int elements(int world, int count) {
+        return Math.max(world, (count + world - 1) / world * world);
+    }
+
+    /**
+     * This rank's part: one float32 call of each primitive; returns bytes sent and received for allreduce,
+     * allgather, reduce_scatter and broadcast, in that order.
+     */
+    static long[] measureRank(Communicator comm, int n, Algorithm algorithm) {
+        int world = comm.size();
+        long[] out = new long[8];
+        comm.counters().reset();
+        CollectiveOptions ring = CollectiveOptions.DEFAULT.withAlgorithm(
+                Algorithm.available(OpType.ALL_REDUCE).contains(algorithm) ? algorithm : Algorithm.AUTO);
+        comm.allReduce(Tensor.of(new float[n]), ReduceOp.SUM, ring);
+        comm.allGather(Tensor.of(new float[n / world]), Tensor.of(new float[n]));
+        comm.reduceScatter(Tensor.of(new float[n]), Tensor.of(new float[n / world]), ReduceOp.SUM);
+        comm.broadcast(Tensor.of(new float[n]), 0);
+        OpType[] ops = {OpType.ALL_REDUCE, OpType.ALL_GATHER, OpType.REDUCE_SCATTER, OpType.BROADCAST};
+        for (int i = 0; i < ops.length; i++) {
+            out[2 * i] = comm.counters().bytesSent(ops[i]);
+            out[2 * i + 1] = comm.counters().bytesReceived(ops[i]);
+        }
+        return out;
+    }
+
+    /** Measures every rank, as threads, for a buffer of {@code count} float32 elements. */
     public static List<Row> measure(int world, int count, Algorithm algorithm) {
-        int n = Math.max(world, (count + world - 1) / world * world);
+        int n = elements(world, count);
+        return rows(world, n, Jccl.runThreads(world, comm -> measureRank(comm, n, algorithm)));
+    }
+
+    /** The table from every rank's {@link #measureRank} counters. */
+    static List<Row> rows(int world, int n, List<long[]> counts) {
         long t = 4L * n;
-        List<long[]> counts = Jccl.runThreads(world, comm -> {
-            long[] out = new long[8];
-            CollectiveOptions ring = CollectiveOptions.DEFAULT.withAlgorithm(
-                    Algorithm.available(OpType.ALL_REDUCE).contains(algorithm) ? algorithm : Algorithm.AUTO);
-            comm.allReduce(Tensor.of(new float[n]), ReduceOp.SUM, ring);
-            comm.allGather(Tensor.of(new float[n / world]), Tensor.of(new float[n]));
-            comm.reduceScatter(Tensor.of(new float[n]), Tensor.of(new float[n / world]), ReduceOp.SUM);
-            comm.broadcast(Tensor.of(new float[n]), 0);
-            OpType[] ops = {OpType.ALL_REDUCE, OpType.ALL_GATHER, OpType.REDUCE_SCATTER, OpType.BROADCAST};
-            for (int i = 0; i < ops.length; i++) {
-                out[2 * i] = comm.counters().bytesSent(ops[i]);
-                out[2 * i + 1] = comm.counters().bytesReceived(ops[i]);
-            }
-            return out;
-        });
         List<Row> rows = new ArrayList<>();
         long ring2 = 2 * t * (world - 1) / world;
         long ring1 = t * (world - 1) / world;

@@ -42,6 +42,8 @@ public final class Verifier {
         public long seed = 1;
         public ReferenceMode reference = ReferenceMode.AUTO;
         public Duration timeout = Duration.ofMinutes(2);
+        /** local: ranks as threads over the queue mesh; tcp: ranks as JVM processes over sockets. */
+        public String transport = "local";
     }
 
     /** Row verdicts; the first three pass. */
@@ -114,14 +116,18 @@ public final class Verifier {
         List<Row> rows = new ArrayList<>();
         List<TrafficLaw.Row> traffic = new ArrayList<>();
         int nextId = 0;
+        int lawCount = s.counts.stream().mapToInt(Integer::intValue).max().orElse(0);
         for (int world : s.worlds) {
             List<VerifyCase> cases = cases(s, world, nextId);
             nextId += cases.size();
-            rows.addAll(verify(gloo, world, cases, s.algorithm, s.timeout));
-            traffic.addAll(TrafficLaw.measure(world, s.counts.stream().mapToInt(Integer::intValue).max().orElse(0),
-                    s.algorithm));
+            Map<Integer, GlooReference.Result> glooResults = gloo == null ? null : gloo.run(world, cases,
+                    s.timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
+            try (CaseRunner runner = runner(world, s.algorithm, s.timeout, s.transport, lawCount)) {
+                rows.addAll(compareAll(cases, runner.runAll(cases), glooResults));
+                traffic.addAll(runner.traffic(lawCount));
+            }
         }
-        return new Report(referenceName, rows, traffic);
+        return new Report(referenceName, s.transport, rows, traffic);
     }
 
     /**
@@ -129,19 +135,31 @@ public final class Verifier {
      * against the Java model when {@code gloo} is null.
      */
     public static List<Row> verify(GlooReference gloo, int world, List<VerifyCase> cases, Algorithm algorithm,
-                                   Duration timeout) throws IOException, InterruptedException {
+                                   Duration timeout, String transport) throws IOException, InterruptedException {
         Map<Integer, GlooReference.Result> glooResults = gloo == null ? null
                 : gloo.run(world, cases, timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
+        try (CaseRunner runner = runner(world, algorithm, timeout, transport, -1)) {
+            return compareAll(cases, runner.runAll(cases), glooResults);
+        }
+    }
+
+    private static CaseRunner runner(int world, Algorithm algorithm, Duration timeout, String transport,
+                                     int lawCount) {
+        return transport.equals("local") ? new JcclRunner(world, algorithm, timeout)
+                : lawCount < 0 ? new ProcessRunner(world, algorithm, transport, timeout)
+                : new ProcessRunner(world, algorithm, transport, timeout).measuringTraffic(lawCount);
+    }
+
+    private static List<Row> compareAll(List<VerifyCase> cases, Map<Integer, Outcome> outcomes,
+                                        Map<Integer, GlooReference.Result> glooResults) {
         List<Row> rows = new ArrayList<>();
-        try (JcclRunner runner = new JcclRunner(world, algorithm, timeout)) {
-            for (VerifyCase c : cases) {
-                rows.add(row(c, runner.run(c), glooResults == null ? null : glooResults.get(c.id())));
-            }
+        for (VerifyCase c : cases) {
+            rows.add(row(c, outcomes.get(c.id()), glooResults == null ? null : glooResults.get(c.id())));
         }
         return rows;
     }
 
-    private static Row row(VerifyCase c, JcclRunner.Outcome j, GlooReference.Result g) {
+    private static Row row(VerifyCase c, Outcome j, GlooReference.Result g) {
         boolean jcclRejected = j.error instanceof IllegalArgumentException;
         if (j.error != null && !jcclRejected) {
             return new Row(c, j.algorithm, g == null ? "java model" : g.reference, Verdict.ERROR, null,
@@ -165,7 +183,7 @@ public final class Verifier {
         return compare(c, j, model(c), "java model", torchNote);
     }
 
-    private static Row compare(VerifyCase c, JcclRunner.Outcome j, List<Buf> expected, String reference,
+    private static Row compare(VerifyCase c, Outcome j, List<Buf> expected, String reference,
                                String note) {
         List<Buf> inputs = null;
         if (c.primitive().reduces()) {
@@ -187,6 +205,12 @@ public final class Verifier {
         Verdict v = total.identical() ? Verdict.IDENTICAL : total.withinBound() ? Verdict.WITHIN_BOUND
                 : Verdict.MISMATCH;
         return new Row(c, j.algorithm, reference, v, total, note);
+    }
+
+    /** The worker side of the process runner: this process's rank of every case in {@code dir}. */
+    public static int worker(java.nio.file.Path dir, Algorithm algorithm, Duration timeout, int trafficCount)
+            throws IOException {
+        return ProcessRunner.worker(dir, algorithm, timeout, trafficCount);
     }
 
     /** Expected outputs per rank from the exact Java model (null where a rank has no output). */

@@ -77,6 +77,11 @@ public final class VerifyCase {
         return root;
     }
 
+    /** The seed the inputs derive from (with the id and the rank). */
+    public long seed() {
+        return seed;
+    }
+
     /** Elements of each rank's input: a block for all_gather and gather, the full count otherwise. */
     public int inputCount(int rank) {
         switch (primitive) {

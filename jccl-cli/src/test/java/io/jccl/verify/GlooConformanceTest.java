@@ -74,8 +74,20 @@ class GlooConformanceTest {
     @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
     @Timeout(value = 15, unit = TimeUnit.MINUTES)
     void everyPrimitiveMatchesGloo(int world) throws Exception {
-        List<VerifyCase> cases = cases(world);
-        List<Verifier.Row> rows = Verifier.verify(gloo, world, cases, Algorithm.AUTO, Duration.ofMinutes(2));
+        check(world, cases(world), "local");
+    }
+
+    /** The same suite with every rank a JVM process and real sockets between them. */
+    @ParameterizedTest(name = "world {0} over tcp")
+    @ValueSource(ints = {2, 3, 4, 5})
+    @Timeout(value = 15, unit = TimeUnit.MINUTES)
+    void everyPrimitiveMatchesGlooOverTcpProcesses(int world) throws Exception {
+        check(world, cases(world), "tcp");
+    }
+
+    private static void check(int world, List<VerifyCase> cases, String transport) throws Exception {
+        List<Verifier.Row> rows = Verifier.verify(gloo, world, cases, Algorithm.AUTO, Duration.ofMinutes(2),
+                transport);
         assertEquals(cases.size(), rows.size());
         List<String> failures = rows.stream().filter(r -> !r.verdict.passed())
                 .map(r -> r.c.primitive() + " " + r.c.dtype() + " " + r.c.op() + " count=" + r.c.count() + ": "
@@ -91,7 +103,7 @@ class GlooConformanceTest {
         assertTrue(modelled.isEmpty(), () -> "compared with the Java model instead of gloo: " + modelled);
         long identical = rows.stream().filter(r -> r.verdict == Verifier.Verdict.IDENTICAL).count();
         assertFalse(identical == 0, "no identical rows");
-        System.out.printf("world %d: %d rows, %d identical, %d within bound, %d rejected by both%n", world,
+        System.out.printf("%s world %d: %d rows, %d identical, %d within bound, %d rejected by both%n", transport, world,
                 rows.size(), identical, rows.stream().filter(r -> r.verdict == Verifier.Verdict.WITHIN_BOUND).count(),
                 rows.stream().filter(r -> r.verdict == Verifier.Verdict.REJECTED).count());
     }

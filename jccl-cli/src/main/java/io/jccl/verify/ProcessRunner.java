@@ -1,0 +1,170 @@
+package io.jccl.verify;
+
+import io.jccl.Algorithm;
+import io.jccl.CollectiveOptions;
+import io.jccl.Communicator;
+import io.jccl.CommunicatorConfig;
+import io.jccl.Jccl;
+import io.jccl.core.Buf;
+import io.jccl.launch.Launcher;
+import io.jccl.security.JobSecret;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Runs a batch of cases with every rank a JVM process of its own, started by {@link Launcher} and connected over
+ * a real transport ({@code JCCL_TRANSPORT}); each process writes its outputs as files, which are read back and
+ * compared exactly as the in-process ones.
+ */
+final class ProcessRunner implements CaseRunner {
+    private final int world;
+    private final Algorithm algorithm;
+    private final String transport;
+    private final Duration timeout;
+
+    ProcessRunner(int world, Algorithm algorithm, String transport, Duration timeout) {
+        this.world = world;
+        this.algorithm = algorithm;
+        this.transport = transport;
+        this.timeout = timeout;
+    }
+
+    private int trafficCount = -1;
+    private List<long[]> trafficCounters;
+
+    @Override
+    public List<TrafficLaw.Row> traffic(int count) throws IOException, InterruptedException {
+        if (trafficCounters == null || trafficCount != TrafficLaw.elements(world, count)) {
+            trafficCount = TrafficLaw.elements(world, count);
+            runAll(List.of());
+        }
+        return TrafficLaw.rows(world, trafficCount, trafficCounters);
+    }
+
+    /** Also measures the byte counters, for {@link #traffic}, in the same processes. */
+    ProcessRunner measuringTraffic(int count) {
+        this.trafficCount = TrafficLaw.elements(world, count);
+        return this;
+    }
+
+    @Override
+    public Map<Integer, Outcome> runAll(List<VerifyCase> cases) throws IOException, InterruptedException {
+        Path dir = Files.createTempDirectory("jccl-verify-");
+        try {
+            CaseFile.write(dir, world, cases);
+            String java = ProcessHandle.current().info().command().orElse("java");
+            List<String> cmd = List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+                    "io.jccl.cli.Main", "verify-worker", dir.toString(), algorithm.name(),
+                    Long.toString(timeout.toMillis()), Integer.toString(trafficCount));
+            Path log = dir.resolve("workers.log");
+            int status;
+            try (PrintStream out = new PrintStream(Files.newOutputStream(log), true, StandardCharsets.UTF_8)) {
+                status = new Launcher(world, 1, 0, "127.0.0.1", 0, transport, JobSecret.generate(), cmd, Map.of(),
+                        out).run();
+            }
+            if (trafficCount > 0) {
+                trafficCounters = new ArrayList<>();
+                for (int r = 0; r < world; r++) {
+                    Path f = dir.resolve("traffic_" + r + ".txt");
+                    if (!Files.exists(f)) {
+                        throw new IOException("rank " + r + " reported no byte counters (status " + status + "): "
+                                + tail(log));
+                    }
+                    trafficCounters.add(Arrays.stream(Files.readString(f).trim().split(","))
+                            .mapToLong(Long::parseLong).toArray());
+                }
+            }
+            Map<Integer, Outcome> outcomes = new HashMap<>();
+            for (VerifyCase c : cases) {
+                List<Buf> outputs = new ArrayList<>();
+                Throwable error = null;
+                for (int r = 0; r < world; r++) {
+                    Path out = dir.resolve("out_" + c.id() + "_" + r + ".bin");
+                    Path err = dir.resolve("err_" + c.id() + "_" + r + ".txt");
+                    if (Files.exists(err)) {
+                        outputs.add(null);
+                        if (error == null) {
+                            error = remoteError(Files.readString(err));
+                        }
+                    } else if (Files.exists(out)) {
+                        outputs.add(BufIO.read(out, c.dtype(), c.outputCount()));
+                    } else {
+                        outputs.add(null);
+                        if (c.hasOutput(r) && error == null) {
+                            error = new IOException("rank " + r + " produced nothing for case " + c.id()
+                                    + " (workers exited with status " + status + "): " + tail(log));
+                        }
+                    }
+                }
+                outcomes.put(c.id(), new Outcome(outputs, error,
+                        JcclRunner.algorithmFor(algorithm, c.primitive()).name()));
+            }
+            return outcomes;
+        } finally {
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private static Throwable remoteError(String text) {
+        int nl = text.indexOf('\n');
+        String cls = nl < 0 ? text : text.substring(0, nl);
+        String msg = nl < 0 ? "" : text.substring(nl + 1);
+        if (cls.equals(IllegalArgumentException.class.getName())) {
+            return new IllegalArgumentException(msg);
+        }
+        return new IOException(cls + ": " + msg);
+    }
+
+    private static String tail(Path log) throws IOException {
+        List<String> lines = Files.readAllLines(log);
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 10), lines.size()));
+    }
+
+    /** The worker side: this process's rank of every case, written to files in {@code dir}. */
+    static int worker(Path dir, Algorithm algorithm, Duration timeout, int trafficCount) throws IOException {
+        List<VerifyCase> cases = CaseFile.read(dir);
+        try (Communicator comm = Jccl.fromEnvironment(CommunicatorConfig.fromEnvironment().withTimeout(timeout))) {
+            int r = comm.rank();
+            for (VerifyCase c : cases) {
+                CollectiveOptions o = CollectiveOptions.DEFAULT.withAlgorithm(
+                        JcclRunner.algorithmFor(algorithm, c.primitive()));
+                try {
+                    Buf out = JcclRunner.runRank(comm, c, o);
+                    if (out != null) {
+                        BufIO.write(out, dir.resolve("out_" + c.id() + "_" + r + ".bin"));
+                    }
+                } catch (RuntimeException e) {
+                    Files.writeString(dir.resolve("err_" + c.id() + "_" + r + ".txt"),
+                            e.getClass().getName() + "\n" + e.getMessage());
+                    if (!(e instanceof IllegalArgumentException)) {
+                        return 1; // the communicator is aborted; the remaining cases cannot run
+                    }
+                }
+            }
+            if (trafficCount > 0) {
+                long[] c = TrafficLaw.measureRank(comm, trafficCount, algorithm);
+                Files.writeString(dir.resolve("traffic_" + r + ".txt"), Arrays.stream(c)
+                        .mapToObj(Long::toString).collect(Collectors.joining(",")));
+            }
+        }
+        return 0;
+    }
+
+    @Override
+    public void close() {
+        // processes end with each batch
+    }
+}
