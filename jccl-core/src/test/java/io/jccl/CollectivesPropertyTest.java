@@ -64,6 +64,15 @@ class CollectivesPropertyTest {
         });
     }
 
+    /** The same cases over shared memory, with small rings so that frames are cut into many fragments. */
+    @Provide
+    Arbitrary<Case> shmCases() {
+        return cases().map(c -> {
+            c.kind = TransportKind.SHM;
+            return c;
+        });
+    }
+
     private static List<Buf> inputs(Case c, int count) {
         List<Buf> in = new ArrayList<>();
         for (int r = 0; r < c.world; r++) {
@@ -170,5 +179,16 @@ class CollectivesPropertyTest {
     @Property(tries = 10)
     void everyOtherCollectiveOverTcp(@ForAll("tcpCases") Case c) throws Exception {
         broadcastAllGatherGatherScatterAllToAll(c);
+    }
+
+    @Property(tries = 15)
+    void allReduceMatchesReferenceOverShm(@ForAll("shmCases") Case c) throws Exception {
+        allReduceMatchesReference(c);
+    }
+
+    @Property(tries = 10)
+    void everyOtherCollectiveOverShm(@ForAll("shmCases") Case c) throws Exception {
+        broadcastAllGatherGatherScatterAllToAll(c);
+        reduceScatterMatchesAllReduceBlock(c);
     }
 }

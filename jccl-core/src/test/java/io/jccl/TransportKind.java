@@ -4,7 +4,10 @@ import io.jccl.core.DefaultCommunicator;
 import io.jccl.rendezvous.InMemoryStore;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.tcp.TcpOptions;
+import io.jccl.transport.shm.ShmTransport;
 import io.jccl.transport.tcp.TcpTransport;
+
+import java.time.Duration;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -29,6 +32,23 @@ enum TransportKind {
                 int rank = r;
                 futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
                         TcpTransport.connect(rank, world, store, TcpOptions.loopback(secret)), config)));
+            }
+            List<Communicator> comms = new ArrayList<>();
+            for (CompletableFuture<Communicator> f : futures) {
+                comms.add(f.join());
+            }
+            return comms;
+        }
+    },
+    SHM {
+        @Override
+        List<Communicator> create(int world, CommunicatorConfig config) {
+            InMemoryStore store = new InMemoryStore();
+            List<CompletableFuture<Communicator>> futures = new ArrayList<>();
+            for (int r = 0; r < world; r++) {
+                int rank = r;
+                futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(ShmTransport.connect(rank,
+                        world, store, ShmTransport.defaultDirectory(), 64 << 10, Duration.ofSeconds(30)), config)));
             }
             List<Communicator> comms = new ArrayList<>();
             for (CompletableFuture<Communicator> f : futures) {

@@ -6,6 +6,7 @@ import io.jccl.core.DefaultCommunicator;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.Transport;
 import io.jccl.transport.tcp.TcpOptions;
+import io.jccl.transport.shm.ShmTransport;
 import io.jccl.transport.tcp.TcpTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +24,46 @@ public final class Rendezvous {
     private Rendezvous() {
     }
 
+    /**
+     * shm when every rank is on this host (same host name and boot id) and {@code kind} is auto or shm; tcp
+     * otherwise. The choice is the same on every rank, since every rank reads every rank's host identity.
+     */
+    static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind) {
+        Duration timeout = tcp.connectTimeout();
+        store.setString("host/" + env.rank(), hostIdentity());
+        boolean oneHost = true;
+        String mine = hostIdentity();
+        for (int r = 0; r < env.worldSize(); r++) {
+            oneHost &= store.getString("host/" + r, timeout).equals(mine);
+        }
+        if (kind.equals("shm") && !oneHost) {
+            throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks are on more than one host");
+        }
+        if (oneHost && !kind.equals("tcp")) {
+            String ring = System.getenv(ShmTransport.RING_ENV);
+            return ShmTransport.connect(env.rank(), env.worldSize(), store, ShmTransport.defaultDirectory(),
+                    ring == null ? ShmTransport.RING_DEFAULT : Integer.parseInt(ring.trim()), timeout);
+        }
+        return TcpTransport.connect(env.rank(), env.worldSize(), store, tcp);
+    }
+
+    /** Host name and kernel boot id: equal for processes that can share memory. */
+    static String hostIdentity() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            host = "unknown";
+        }
+        String boot = "";
+        try {
+            boot = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: the host name alone
+        }
+        return host + "/" + boot;
+    }
+
     public static Communicator connect(LaunchEnvironment env, CommunicatorConfig config) {
         JobSecret secret = JobSecret.fromEnvironment();
         if (secret.isEmpty()) {
@@ -30,9 +71,9 @@ public final class Rendezvous {
                     JobSecret.ENV);
         }
         TcpOptions tcp = TcpOptions.fromEnvironment(env.masterAddr());
-        if (!env.transport().equals("auto") && !env.transport().equals("tcp")) {
-            throw new IllegalArgumentException("JCCL_TRANSPORT=" + env.transport() + " is not available in this "
-                    + "build; use auto or tcp");
+        String kind = env.transport();
+        if (!kind.equals("auto") && !kind.equals("tcp") && !kind.equals("shm")) {
+            throw new IllegalArgumentException("JCCL_TRANSPORT must be auto, shm or tcp, got '" + kind + "'");
         }
         Duration timeout = tcp.connectTimeout();
         TcpStoreServer server = env.rank() == 0
@@ -40,7 +81,7 @@ public final class Rendezvous {
         Transport transport = null;
         try (TcpStore client = TcpStore.connect(env.masterAddr(), env.masterPort(), secret, timeout)) {
             Store store = new PrefixStore("jccl", client);
-            transport = TcpTransport.connect(env.rank(), env.worldSize(), store, tcp);
+            transport = connectTransport(env, store, tcp, kind);
             DefaultCommunicator comm = new DefaultCommunicator(transport, config);
             comm.barrier(); // every rank is connected: the store is no longer needed
             return comm;

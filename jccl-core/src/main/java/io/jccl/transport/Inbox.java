@@ -81,8 +81,17 @@ public final class Inbox {
 
     /** The next frame from {@code src} on {@code stream}, a pending abort, or null at the deadline. */
     public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
-        BlockingQueue<Frame> q = queuesOf(stream)[src];
-        Frame f = q.poll();
+        Frame f = poll(src, stream);
+        if (f != null) {
+            return f;
+        }
+        long waitNanos = deadlineNanos - System.nanoTime();
+        return waitNanos > 0 ? queuesOf(stream)[src].poll(waitNanos, TimeUnit.NANOSECONDS) : null;
+    }
+
+    /** The next frame from {@code src} on {@code stream}, a pending abort, or null; never waits. */
+    public Frame poll(int src, int stream) {
+        Frame f = queuesOf(stream)[src].poll();
         if (f != null) {
             return f;
         }
@@ -92,11 +101,7 @@ public final class Inbox {
                 abort = departed[src];
             }
         }
-        if (abort != null) {
-            return abort;
-        }
-        long waitNanos = deadlineNanos - System.nanoTime();
-        return waitNanos > 0 ? q.poll(waitNanos, TimeUnit.NANOSECONDS) : null;
+        return abort;
     }
 
     private Frame pendingAbort(int stream) {

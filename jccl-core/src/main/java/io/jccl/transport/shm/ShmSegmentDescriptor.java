@@ -1,0 +1,88 @@
+package io.jccl.transport.shm;
+
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+
+/**
+ * Byte layout of a rank's shared-memory segment, version 1: the file {@code jccl-<job>-<rank>.shm} (under
+ * {@code /dev/shm} by default) that holds every ring into that rank. Native byte order.
+ *
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+
+ * |                   magic 0x4A435348 "JCSH"                     |  0
+ * +---------------------------------------------------------------+
+ * |                         version (1)                           |  4
+ * +---------------------------------------------------------------+
+ * |                         world size                            |  8
+ * +---------------------------------------------------------------+
+ * |                         owner rank                            | 12
+ * +---------------------------------------------------------------+
+ * |                   ring capacity (power of 2)                  | 16
+ * +---------------------------------------------------------------+
+ * |              ring stride (capacity + trailer, 4 KiB)          | 20
+ * +---------------------------------------------------------------+
+ * |                          owner pid                            | 24
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |                            job id                             | 32
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |                 ready (written last, ordered)                 | 40
+ * +---------------------------------------------------------------+
+ * |                    zero up to HEADER_LENGTH                   |
+ * +---------------------------------------------------------------+
+ * |   ring from rank 0: Agrona OneToOneRingBuffer, stride bytes   | HEADER_LENGTH
+ * +---------------------------------------------------------------+
+ * |   ring from rank 1 ...            (the owner's own is unused) |
+ * +---------------------------------------------------------------+
+ * </pre>
+ *
+ * <p>Each ring has one producer (the source rank, which maps this file) and one consumer (the owner). A message
+ * in a ring is a fragment of a frame: type {@link #FIRST_FRAGMENT} starts with the frame header of
+ * {@link io.jccl.transport.FrameDescriptor} followed by payload bytes; {@link #NEXT_FRAGMENT} carries more payload
+ * bytes of the same frame. Invariant: a source writes only the ring at its own index, and the owner sets
+ * {@code ready} only after the whole header is written, so a source that sees {@code ready == 1} may write.
+ */
+public final class ShmSegmentDescriptor {
+    public static final int MAGIC = 0x4A435348;
+    public static final int VERSION = 1;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 4;
+    public static final int WORLD_SIZE_OFFSET = 8;
+    public static final int OWNER_RANK_OFFSET = 12;
+    public static final int RING_CAPACITY_OFFSET = 16;
+    public static final int RING_STRIDE_OFFSET = 20;
+    public static final int OWNER_PID_OFFSET = 24;
+    public static final int JOB_ID_OFFSET = 32;
+    public static final int READY_OFFSET = 40;
+    public static final int HEADER_LENGTH = 4096;
+
+    public static final int FIRST_FRAGMENT = 1;
+    public static final int NEXT_FRAGMENT = 2;
+
+    private ShmSegmentDescriptor() {
+    }
+
+    /** Bytes between consecutive rings: capacity plus Agrona's trailer, rounded up to 4 KiB. */
+    public static int ringStride(int capacity) {
+        int raw = capacity + RingBufferDescriptor.TRAILER_LENGTH;
+        return (raw + 4095) & ~4095;
+    }
+
+    public static long segmentLength(int worldSize, int capacity) {
+        return HEADER_LENGTH + (long) worldSize * ringStride(capacity);
+    }
+
+    public static long ringOffset(int source, int capacity) {
+        return HEADER_LENGTH + (long) source * ringStride(capacity);
+    }
+
+    public static void checkCapacity(int capacity) {
+        if (Integer.bitCount(capacity) != 1 || capacity < 4096) {
+            throw new IllegalArgumentException("ring capacity must be a power of two of at least 4096: capacity="
+                    + capacity);
+        }
+    }
+}

@@ -1,0 +1,487 @@
+package io.jccl.transport.shm;
+
+import io.jccl.DataType;
+import io.jccl.JcclException;
+import io.jccl.core.Buf;
+import io.jccl.rendezvous.Store;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameFormatException;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.Inbox;
+import io.jccl.transport.Transport;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
+
+/**
+ * Ranks that are processes on one host, through memory-mapped files: every rank owns a segment holding one
+ * single-producer single-consumer ring (Agrona's {@link OneToOneRingBuffer}) per source rank, laid out by
+ * {@link ShmSegmentDescriptor}. A frame is written into the destination's ring in fragments of at most the
+ * ring's maximum message length, straight from the source array; the owner reassembles frames into its
+ * {@link Inbox}.
+ *
+ * <p>No background threads: a rank makes progress (drains every ring into its inbox) whenever it waits, whether
+ * to receive or for space to send, so two ranks sending to each other through full rings cannot deadlock.
+ * Waiting spins only while the ranks on this host do not outnumber its cores, then yields, then parks for up to
+ * 1 ms at a time, so a rank that waits long for a late peer uses little CPU. A peer whose process has died is
+ * noticed within about 100 ms (its pid is checked while waiting) and named in the error. Segments are removed on
+ * close, and segments of dead jobs in the same directory are removed at start.
+ */
+public final class ShmTransport implements Transport {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
+    /** Environment variable: directory of the segments (default /dev/shm, else the temp dir). */
+    public static final String DIR_ENV = "JCCL_SHM_DIR";
+    /** Environment variable: bytes per ring (power of two, default 4 MiB). */
+    public static final String RING_ENV = "JCCL_SHM_RING_BYTES";
+    public static final int RING_DEFAULT = 4 << 20;
+    private static final long LIVENESS_CHECK_NANOS = 100_000_000L;
+
+    private final int rank;
+    private final int size;
+    private final Path file;
+    private final MappedByteBuffer own;
+    private final MappedByteBuffer[] mapped;
+    private final OneToOneRingBuffer[] inbound;
+    private final OneToOneRingBuffer[] outbound;
+    private final ReentrantLock[] sendLocks;
+    private final ReentrantLock drainLock = new ReentrantLock();
+    private final long[] peerPids;
+    private final Reassembly[] partial;
+    private final Inbox inbox;
+    private final int maxSpins;
+    private volatile boolean closed;
+    private long lastLivenessCheck;
+
+    /** A frame from one source being reassembled from its fragments. */
+    private static final class Reassembly {
+        FrameHeader header;
+        DataType dtype;
+        Object array;
+        int filled;
+    }
+
+    private ShmTransport(int rank, int size, Path file, MappedByteBuffer own, int localRanks) {
+        this.rank = rank;
+        this.size = size;
+        this.file = file;
+        this.own = own;
+        this.mapped = new MappedByteBuffer[size];
+        this.inbound = new OneToOneRingBuffer[size];
+        this.outbound = new OneToOneRingBuffer[size];
+        this.sendLocks = new ReentrantLock[size];
+        this.peerPids = new long[size];
+        this.partial = new Reassembly[size];
+        this.inbox = new Inbox(size);
+        this.maxSpins = localRanks <= Runtime.getRuntime().availableProcessors() ? 200 : 0;
+        for (int i = 0; i < size; i++) {
+            sendLocks[i] = new ReentrantLock();
+            partial[i] = new Reassembly();
+        }
+    }
+
+    /** The segment directory: {@code JCCL_SHM_DIR}, else /dev/shm when it exists, else the temp dir. */
+    public static Path defaultDirectory() {
+        String env = System.getenv(DIR_ENV);
+        if (env != null && !env.isBlank()) {
+            return Path.of(env.trim());
+        }
+        Path shm = Path.of("/dev/shm");
+        return Files.isDirectory(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
+    /** Connects rank {@code rank} of {@code size} ranks on this host, meeting them through {@code store}. */
+    public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, Duration timeout) {
+        checkCapacity(ringBytes);
+        removeStaleSegments(dir);
+        if (rank == 0) {
+            store.setString("shm/job", Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
+        }
+        String job = store.getString("shm/job", timeout);
+        Path file = dir.resolve("jccl-" + job + "-" + rank + ".shm");
+        long length = segmentLength(size, ringBytes);
+        MappedByteBuffer own;
+        try {
+            own = IoUtil.mapNewFile(file.toFile(), length, false);
+        } catch (RuntimeException e) {
+            throw new JcclException("rank " + rank + ": cannot create the shared-memory segment " + file + " ("
+                    + length + " bytes): " + e.getMessage(), e);
+        }
+        own.order(ByteOrder.nativeOrder());
+        long pid = ProcessHandle.current().pid();
+        own.putInt(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(WORLD_SIZE_OFFSET, size)
+                .putInt(OWNER_RANK_OFFSET, rank).putInt(RING_CAPACITY_OFFSET, ringBytes)
+                .putInt(RING_STRIDE_OFFSET, ringStride(ringBytes)).putLong(OWNER_PID_OFFSET, pid)
+                .putLong(JOB_ID_OFFSET, Long.parseUnsignedLong(job, 16));
+        new UnsafeBuffer(own).putIntOrdered(READY_OFFSET, 1);
+        ShmTransport t = new ShmTransport(rank, size, file, own, size);
+        try {
+            for (int src = 0; src < size; src++) {
+                if (src != rank) {
+                    t.inbound[src] = new OneToOneRingBuffer(ring(own, src, ringBytes));
+                }
+            }
+            store.setString("shm/segment/" + rank, file.toString());
+            store.setString("shm/pid/" + rank, Long.toString(pid));
+            for (int dst = 0; dst < size; dst++) {
+                if (dst == rank) {
+                    continue;
+                }
+                Path peerFile = Path.of(store.getString("shm/segment/" + dst, timeout));
+                t.peerPids[dst] = Long.parseLong(store.getString("shm/pid/" + dst, timeout));
+                MappedByteBuffer m = IoUtil.mapExistingFile(peerFile.toFile(), "jccl segment of rank " + dst);
+                m.order(ByteOrder.nativeOrder());
+                if (m.getInt(MAGIC_OFFSET) != MAGIC || m.getInt(VERSION_OFFSET) != VERSION
+                        || new UnsafeBuffer(m).getIntVolatile(READY_OFFSET) != 1
+                        || m.getInt(RING_CAPACITY_OFFSET) != ringBytes || m.getInt(WORLD_SIZE_OFFSET) != size) {
+                    throw new JcclException("rank " + rank + ": the segment " + peerFile + " of rank " + dst
+                            + " is not a version " + VERSION + " jccl segment of this job", null);
+                }
+                t.mapped[dst] = m;
+                t.outbound[dst] = new OneToOneRingBuffer(ring(m, rank, ringBytes));
+            }
+            return t;
+        } catch (RuntimeException e) {
+            t.close();
+            throw e;
+        }
+    }
+
+    private static AtomicBuffer ring(MappedByteBuffer segment, int source, int capacity) {
+        long offset = ringOffset(source, capacity);
+        return new UnsafeBuffer(segment, (int) offset, capacity + org.agrona.concurrent.ringbuffer
+                .RingBufferDescriptor.TRAILER_LENGTH);
+    }
+
+    /** Removes segments in {@code dir} whose owner process is gone (a crashed earlier job). */
+    static void removeStaleSegments(Path dir) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "jccl-*.shm")) {
+            for (Path f : files) {
+                long pid = -1;
+                try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "r")) {
+                    if (raf.length() >= HEADER_LENGTH) {
+                        ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+                        raf.getChannel().read(b, OWNER_PID_OFFSET);
+                        pid = b.getLong(0);
+                    }
+                } catch (IOException e) {
+                    continue;
+                }
+                if (pid <= 0 && Files.getLastModifiedTime(f).toMillis() > System.currentTimeMillis() - 60_000) {
+                    continue; // being created right now: its owner has not written its pid yet
+                }
+                boolean alive = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+                if (!alive) {
+                    LOG.info("removing the shared-memory segment {} of a job that is gone (pid {})", f, pid);
+                    Files.deleteIfExists(f);
+                }
+            }
+        } catch (IOException e) {
+            LOG.debug("cannot scan {} for stale segments: {}", dir, e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------ send
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public String name() {
+        return "shm";
+    }
+
+    @Override
+    public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+        ReentrantLock lock = sendLocks[dst];
+        lock.lock();
+        try {
+            if (closed) {
+                throw new JcclException("rank " + rank + ": the shared-memory transport is closed", null);
+            }
+            writeFrame(dst, header, dtype, payload, offset, true);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Writes a frame into {@code dst}'s ring; returns false if {@code wait} is false and the ring is full. */
+    private boolean writeFrame(int dst, FrameHeader header, DataType dtype, Object payload, int offset,
+                               boolean wait) {
+        OneToOneRingBuffer ring = outbound[dst];
+        int elem = dtype.sizeBytes();
+        int n = header.payloadCount();
+        int maxPayload = (ring.maxMsgLength() - FrameDescriptor.HEADER_LENGTH) / elem * elem;
+        int done = 0;
+        boolean first = true;
+        IdleStrategy idle = null;
+        while (first || done < n) {
+            int room = first ? maxPayload : ring.maxMsgLength() / elem * elem;
+            int m = Math.min(room / elem, n - done);
+            int length = (first ? FrameDescriptor.HEADER_LENGTH : 0) + m * elem;
+            int index = ring.tryClaim(first ? FIRST_FRAGMENT : NEXT_FRAGMENT, length);
+            if (index < 0) {
+                if (!wait) {
+                    return false;
+                }
+                if (idle == null) {
+                    idle = idleStrategy();
+                }
+                progress();
+                checkAlive(dst, "sending to");
+                idle.idle();
+                continue;
+            }
+            ByteBuffer bb = ring.buffer().byteBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            int at = ring.buffer().wrapAdjustment() + index;
+            bb.limit(at + length).position(at);
+            if (first) {
+                FrameDescriptor.encode(header, bb);
+            }
+            if (m > 0) {
+                new Buf(dtype, payload, offset + done, m).writeTo(bb);
+            }
+            ring.commit(index);
+            done += m;
+            first = false;
+            if (idle != null) {
+                idle.reset();
+            }
+        }
+        return true;
+    }
+
+    private IdleStrategy idleStrategy() {
+        return new BackoffIdleStrategy(maxSpins, 100, 1_000, 1_000_000);
+    }
+
+    // ------------------------------------------------------------------ receive
+
+    /** Moves every complete fragment waiting in this rank's rings into the inbox. */
+    private void progress() {
+        if (!drainLock.tryLock()) {
+            return;
+        }
+        try {
+            if (closed) {
+                return;
+            }
+            for (int src = 0; src < size; src++) {
+                OneToOneRingBuffer ring = inbound[src];
+                if (ring != null) {
+                    int s = src;
+                    ring.read((type, buffer, index, length) -> onFragment(s, type, buffer, index, length));
+                }
+            }
+        } finally {
+            drainLock.unlock();
+        }
+    }
+
+    private void onFragment(int src, int type, org.agrona.MutableDirectBuffer buffer, int index, int length) {
+        ByteBuffer bb = buffer.byteBuffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int at = buffer.wrapAdjustment() + index;
+        bb.limit(at + length).position(at);
+        Reassembly r = partial[src];
+        try {
+            if (type == FIRST_FRAGMENT) {
+                FrameHeader h = FrameDescriptor.decode(bb);
+                if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
+                    inbox.peerClosed(src, lost(src, "rank " + src + " closed its communicator"));
+                    return;
+                }
+                r.header = h;
+                r.dtype = DataType.fromId(h.dtype());
+                r.array = r.dtype.newArray(h.payloadCount());
+                r.filled = 0;
+            } else if (r.header == null) {
+                throw new FrameFormatException("a continuation fragment with no frame started");
+            }
+            int m = bb.remaining() / r.dtype.sizeBytes();
+            if (r.filled + m > r.header.payloadCount()) {
+                throw new FrameFormatException("fragments exceed the announced payload count "
+                        + r.header.payloadCount());
+            }
+            new Buf(r.dtype, r.array, r.filled, m).readFrom(bb);
+            r.filled += m;
+            if (r.filled == r.header.payloadCount()) {
+                inbox.deliver(src, new Frame(r.header, r.array));
+                r.header = null;
+                r.array = null;
+            }
+        } catch (FrameFormatException | IllegalArgumentException e) {
+            LOG.error("rank {}: corrupt frame in the ring from rank {}: {}", rank, src, e.getMessage());
+            inbox.peerLost(lost(src, "corrupt frame in the shared-memory ring from rank " + src + ": "
+                    + e.getMessage()));
+        }
+    }
+
+    @Override
+    public Frame receive(int src, int stream, long deadlineNanos) {
+        IdleStrategy idle = null;
+        while (true) {
+            Frame f = inbox.poll(src, stream);
+            if (f != null) {
+                return f;
+            }
+            progress();
+            f = inbox.poll(src, stream);
+            if (f != null) {
+                return f;
+            }
+            if (System.nanoTime() - deadlineNanos >= 0) {
+                return null;
+            }
+            checkAlive(src, "waiting for");
+            if (idle == null) {
+                idle = idleStrategy();
+            }
+            idle.idle();
+        }
+    }
+
+    /** Every ~100 ms: a peer whose process is gone is reported to every communicator. */
+    private void checkAlive(int peer, String doing) {
+        long now = System.nanoTime();
+        if (now - lastLivenessCheck < LIVENESS_CHECK_NANOS) {
+            return;
+        }
+        lastLivenessCheck = now;
+        for (int p = 0; p < size; p++) {
+            long pid = peerPids[p];
+            if (p == rank || pid <= 0) {
+                continue;
+            }
+            boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+            if (!alive) {
+                peerPids[p] = -1;
+                inbox.peerLost(lost(p, "rank " + p + " (pid " + pid + ") died: its process is gone (noticed while "
+                        + doing + " rank " + peer + ")"));
+                if (doing.startsWith("sending") && p == peer) {
+                    throw new JcclException("rank " + rank + ": rank " + p + " (pid " + pid + ") died while this rank "
+                            + "was sending to it", null);
+                }
+            }
+        }
+    }
+
+    private static Frame lost(int peer, String reason) {
+        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
+        return new Frame(new FrameHeader(FrameDescriptor.TYPE_ABORT, 0, DataType.UINT8.id(), 0xFF, 0xFF, peer, -1, -1,
+                0, 0, r.length, 0), r);
+    }
+
+    @Override
+    public FrameHeader peekHeader(int src, int stream) {
+        progress();
+        return inbox.peekHeader(src, stream);
+    }
+
+    @Override
+    public void abortPeers(int[] peers, FrameHeader header, String reason) {
+        byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
+        FrameHeader h = header.withStep(header.step(), bytes.length);
+        for (int peer : peers) {
+            if (peer == rank || outbound[peer] == null) {
+                continue;
+            }
+            ReentrantLock lock = sendLocks[peer];
+            if (lock.tryLock()) {
+                try {
+                    if (!writeFrame(peer, h, DataType.UINT8, bytes, 0, false)) {
+                        LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
+                                rank, peer);
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        FrameHeader bye = new FrameHeader(FrameDescriptor.TYPE_GOODBYE, 0, DataType.UINT8.id(), 0xFF, 0xFF, rank, -1,
+                -1, 0, 0, 0, 0);
+        for (int peer = 0; peer < size; peer++) {
+            if (outbound[peer] != null && sendLocks[peer].tryLock()) {
+                try {
+                    writeFrame(peer, bye, DataType.UINT8, new byte[0], 0, false);
+                } finally {
+                    sendLocks[peer].unlock();
+                }
+            }
+        }
+        // unmap only what no other thread can touch any more: a mapping in use is left to the garbage collector
+        for (int peer = 0; peer < size; peer++) {
+            if (mapped[peer] != null && tryLock(sendLocks[peer])) {
+                try {
+                    IoUtil.unmap(mapped[peer]);
+                    mapped[peer] = null;
+                    outbound[peer] = null;
+                } finally {
+                    sendLocks[peer].unlock();
+                }
+            }
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            LOG.warn("rank {}: cannot remove {}: {}", rank, file, e.toString());
+        }
+        if (tryLock(drainLock)) {
+            try {
+                java.util.Arrays.fill(inbound, null);
+                IoUtil.unmap(own);
+            } finally {
+                drainLock.unlock();
+            }
+        }
+    }
+
+    private static boolean tryLock(ReentrantLock lock) {
+        try {
+            return lock.tryLock(1, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** The segment file of this rank (for tests and diagnostics). */
+    public File segmentFile() {
+        return file.toFile();
+    }
+}
