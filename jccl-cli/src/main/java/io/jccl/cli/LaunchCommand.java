@@ -40,7 +40,8 @@ public final class LaunchCommand implements Callable<Integer> {
     int masterPort;
 
     @Option(names = "--transport", defaultValue = "auto",
-            description = "JCCL_TRANSPORT for the ranks: auto or tcp (default: ${DEFAULT-VALUE}).")
+            description = "JCCL_TRANSPORT for the ranks: auto (shared memory when every rank is on one host, else "
+                + "TCP), shm or tcp (default: ${DEFAULT-VALUE}).")
     String transport;
 
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The program and its arguments, after --.")

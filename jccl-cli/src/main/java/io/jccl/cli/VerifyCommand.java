@@ -74,8 +74,8 @@ public final class VerifyCommand implements Callable<Integer> {
     long timeoutSeconds;
 
     @Option(names = "--transport", defaultValue = "local",
-            description = "local: ranks as threads over the in-process queue mesh; tcp: every rank a JVM process, "
-                + "connected by sockets (default: ${DEFAULT-VALUE}).")
+            description = "local: ranks as threads over the in-process queue mesh; shm or tcp: every rank a JVM "
+                + "process, connected by shared memory or by sockets (default: ${DEFAULT-VALUE}).")
     String transport;
 
     @Option(names = "--json", description = "Print the report as JSON instead of tables.")
@@ -111,8 +111,8 @@ public final class VerifyCommand implements Callable<Integer> {
         s.reference = Verifier.ReferenceMode.valueOf(reference.trim().toUpperCase(java.util.Locale.ROOT));
         s.timeout = Duration.ofSeconds(timeoutSeconds);
         s.transport = transport.trim().toLowerCase(java.util.Locale.ROOT);
-        if (!s.transport.equals("local") && !s.transport.equals("tcp")) {
-            throw new IllegalArgumentException("--transport must be local or tcp, got " + transport);
+        if (!List.of("local", "shm", "tcp").contains(s.transport)) {
+            throw new IllegalArgumentException("--transport must be local, shm or tcp, got " + transport);
         }
         Report report = Verifier.run(s, System.err);
         if (json) {

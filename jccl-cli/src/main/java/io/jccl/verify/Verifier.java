@@ -42,7 +42,7 @@ public final class Verifier {
         public long seed = 1;
         public ReferenceMode reference = ReferenceMode.AUTO;
         public Duration timeout = Duration.ofMinutes(2);
-        /** local: ranks as threads over the queue mesh; tcp: ranks as JVM processes over sockets. */
+        /** local: ranks as threads over the queue mesh; shm, tcp: ranks as JVM processes. */
         public String transport = "local";
     }
 

@@ -1,6 +1,7 @@
 package io.jccl.it;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
@@ -12,14 +13,23 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Real JVM processes over TCP: a rank killed, a rank that stalls, a wrong secret. */
+/** Real JVM processes over TCP and shared memory: a rank killed, a rank that stalls, a wrong secret. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ProcessFaultTest {
 
-    @Test
-    void shouldNameTheRankKilledMidCollectiveOnEverySurvivor() throws Exception {
+    private static Map<Integer, Map<String, String>> env(String transport) {
+        Map<Integer, Map<String, String>> m = new java.util.HashMap<>();
+        for (int r = 0; r < 8; r++) {
+            m.put(r, Map.of("JCCL_TRANSPORT", transport));
+        }
+        return m;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void shouldNameTheRankKilledMidCollectiveOnEverySurvivor(String transport) throws Exception {
         // a 5 minute deadline: survivors must learn of the death from the connection, not the clock
-        try (ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("kill", "2", "300000"), null)) {
+        try (ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("kill", "2", "300000"), env(transport))) {
             assertEquals(137, job.await(2, 60), job.dump());
             for (int r : new int[] {0, 1, 3}) {
                 assertEquals(0, job.await(r, 60), job.dump());
@@ -28,12 +38,16 @@ class ProcessFaultTest {
                 assertTrue(result.startsWith("RESULT PeerAbortedException origin=2 "), result);
                 assertTrue(result.contains("rank 2") && result.contains("died"), result);
             }
+            // survivors removed their own segments on close, and the dead rank's when they saw it die
+            List<String> left = job.leftoverSegments();
+            assertTrue(left.isEmpty(), () -> "left behind: " + left);
         }
     }
 
-    @Test
-    void shouldTimeOutOnARankThatStalls() throws Exception {
-        try (ProcessJob job = ProcessJob.start(3, FaultWorker.class, List.of("stall", "1", "2000"), null)) {
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void shouldTimeOutOnARankThatStalls(String transport) throws Exception {
+        try (ProcessJob job = ProcessJob.start(3, FaultWorker.class, List.of("stall", "1", "2000"), env(transport))) {
             boolean sawTimeoutNamingRank1 = false;
             for (int r : new int[] {0, 2}) {
                 assertEquals(0, job.await(r, 60), job.dump());
@@ -48,10 +62,12 @@ class ProcessFaultTest {
         }
     }
 
-    @Test
-    void shouldRefuseARankWithTheWrongSecret() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void shouldRefuseARankWithTheWrongSecret(String transport) throws Exception {
         Map<Integer, Map<String, String>> env = Map.of(1, Map.of("JCCL_SECRET", "00ff", "JCCL_CONNECT_TIMEOUT_MS",
-                "3000"), 0, Map.of("JCCL_CONNECT_TIMEOUT_MS", "3000"));
+                "3000", "JCCL_TRANSPORT", transport), 0, Map.of("JCCL_CONNECT_TIMEOUT_MS", "3000", "JCCL_TRANSPORT",
+                transport));
         try (ProcessJob job = ProcessJob.start(2, FaultWorker.class, List.of("ok", "-1", "5000"), env)) {
             int s1 = job.await(1, 60);
             int s0 = job.await(0, 60);

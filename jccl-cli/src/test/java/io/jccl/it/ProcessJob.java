@@ -92,6 +92,34 @@ final class ProcessJob implements AutoCloseable {
         return null;
     }
 
+    /** Shared-memory segments in /dev/shm still owned by one of this job's processes. */
+    List<String> leftoverSegments() throws IOException {
+        java.util.Set<Long> pids = new java.util.HashSet<>();
+        for (Process p : processes) {
+            pids.add(p.pid());
+        }
+        List<String> left = new ArrayList<>();
+        java.nio.file.Path dir = java.nio.file.Path.of("/dev/shm");
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            return left;
+        }
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> files =
+                     java.nio.file.Files.newDirectoryStream(dir, "jccl-*.shm")) {
+            for (java.nio.file.Path f : files) {
+                try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "r")) {
+                    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
+                    raf.getChannel().read(b, 24);
+                    if (pids.contains(b.getLong(0))) {
+                        left.add(f.toString());
+                    }
+                } catch (IOException gone) {
+                    // removed meanwhile
+                }
+            }
+        }
+        return left;
+    }
+
     String dump() {
         StringBuilder sb = new StringBuilder();
         for (int r = 0; r < output.size(); r++) {

@@ -85,6 +85,14 @@ class GlooConformanceTest {
         check(world, cases(world), "tcp");
     }
 
+    /** The same suite with every rank a JVM process and shared-memory rings between them. */
+    @ParameterizedTest(name = "world {0} over shm")
+    @ValueSource(ints = {2, 3, 4, 5})
+    @Timeout(value = 15, unit = TimeUnit.MINUTES)
+    void everyPrimitiveMatchesGlooOverShmProcesses(int world) throws Exception {
+        check(world, cases(world), "shm");
+    }
+
     private static void check(int world, List<VerifyCase> cases, String transport) throws Exception {
         List<Verifier.Row> rows = Verifier.verify(gloo, world, cases, Algorithm.AUTO, Duration.ofMinutes(2),
                 transport);

@@ -68,6 +68,7 @@ public final class ShmTransport implements Transport {
     private final ReentrantLock[] sendLocks;
     private final ReentrantLock drainLock = new ReentrantLock();
     private final long[] peerPids;
+    private final Path[] peerFiles;
     private final Reassembly[] partial;
     private final Inbox inbox;
     private final int maxSpins;
@@ -92,6 +93,7 @@ public final class ShmTransport implements Transport {
         this.outbound = new OneToOneRingBuffer[size];
         this.sendLocks = new ReentrantLock[size];
         this.peerPids = new long[size];
+        this.peerFiles = new Path[size];
         this.partial = new Reassembly[size];
         this.inbox = new Inbox(size);
         this.maxSpins = localRanks <= Runtime.getRuntime().availableProcessors() ? 200 : 0;
@@ -149,6 +151,7 @@ public final class ShmTransport implements Transport {
                     continue;
                 }
                 Path peerFile = Path.of(store.getString("shm/segment/" + dst, timeout));
+                t.peerFiles[dst] = peerFile;
                 t.peerPids[dst] = Long.parseLong(store.getString("shm/pid/" + dst, timeout));
                 MappedByteBuffer m = IoUtil.mapExistingFile(peerFile.toFile(), "jccl segment of rank " + dst);
                 m.order(ByteOrder.nativeOrder());
@@ -383,6 +386,11 @@ public final class ShmTransport implements Transport {
             boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
             if (!alive) {
                 peerPids[p] = -1;
+                try {
+                    Files.deleteIfExists(peerFiles[p]); // its owner cannot remove it any more
+                } catch (IOException e) {
+                    LOG.debug("cannot remove the segment of dead rank {}: {}", p, e.toString());
+                }
                 inbox.peerLost(lost(p, "rank " + p + " (pid " + pid + ") died: its process is gone (noticed while "
                         + doing + " rank " + peer + ")"));
                 if (doing.startsWith("sending") && p == peer) {
