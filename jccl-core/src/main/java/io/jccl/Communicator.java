@@ -173,6 +173,17 @@ public interface Communicator extends AutoCloseable {
         recv(tensor, src, tag, CollectiveOptions.DEFAULT);
     }
 
+    /** The color that leaves a rank out of every group of {@link #split}. */
+    int UNDEFINED = -1;
+
+    /**
+     * Splits this communicator into sub-groups (MPI_Comm_split): a collective call; ranks that pass the same
+     * {@code color} form one new communicator, ranked by {@code key} and then by their rank here. A rank that
+     * passes {@link #UNDEFINED} gets null. The sub-communicator shares this one's links and has its own streams,
+     * sequence numbers and counters; close it before this one.
+     */
+    Communicator split(int color, int key);
+
     /**
      * Fails this communicator and tells every peer, which then raise {@link PeerAbortedException} (ncclCommAbort).
      */

@@ -349,6 +349,51 @@ public final class DefaultCommunicator implements Communicator {
         return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o, call -> SignatureCheck.agree(call, 0));
     }
 
+    // ------------------------------------------------------------------ sub-groups
+
+    private int splits;
+
+    @Override
+    public Communicator split(int color, int key) {
+        if (color < UNDEFINED) {
+            throw new IllegalArgumentException("split: color must be >= 0 or UNDEFINED (-1), got " + color);
+        }
+        int p = size();
+        int[] mine = {color, key};
+        int[] all = new int[2 * p];
+        allGather(Tensor.of(mine), Tensor.of(all));
+        int splitIndex;
+        synchronized (this) {
+            splitIndex = splits++;
+        }
+        if (color == UNDEFINED) {
+            return null;
+        }
+        Integer[] members = java.util.stream.IntStream.range(0, p).filter(r -> all[2 * r] == color).boxed()
+                .sorted(java.util.Comparator.<Integer>comparingInt(r -> all[2 * r + 1]).thenComparingInt(r -> r))
+                .toArray(Integer[]::new);
+        int[] parentRanks = new int[members.length];
+        int childRank = -1;
+        for (int i = 0; i < members.length; i++) {
+            parentRanks[i] = members[i];
+            if (members[i] == rank()) {
+                childRank = i;
+            }
+        }
+        return new DefaultCommunicator(new io.jccl.transport.SubTransport(transport, parentRanks, childRank),
+                childId(communicatorId, splitIndex, color), config);
+    }
+
+    /** A 30-bit id for a child, the same on every member; distinct from its parent's and siblings' ids. */
+    static int childId(int parentId, int splitIndex, int color) {
+        long h = parentId * 0x9E3779B97F4A7C15L + (splitIndex + 1) * 0xC2B2AE3D27D4EB4FL + (color + 1) * 0x165667B19E3779F9L;
+        h ^= h >>> 31;
+        h *= 0xBF58476D1CE4E5B9L;
+        h ^= h >>> 29;
+        int id = (int) (h & 0x3FFFFFFF);
+        return id == 0 || id == parentId ? id + 1 : id;
+    }
+
     // ------------------------------------------------------------------ point to point
 
     @Override

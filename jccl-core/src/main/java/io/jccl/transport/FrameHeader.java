@@ -87,6 +87,12 @@ public final class FrameHeader {
         return payloadCount;
     }
 
+    /** The same header from another source rank (sub-communicators renumber ranks). */
+    public FrameHeader withSource(int newSource) {
+        return new FrameHeader(type, operation, dtype, reduceOp, algorithm, newSource, root, sequence, count, step,
+                payloadCount, stream);
+    }
+
     /** The same header with another step and payload count. */
     public FrameHeader withStep(int newStep, int newPayloadCount) {
         return new FrameHeader(type, operation, dtype, reduceOp, algorithm, source, root, sequence, count, newStep,

@@ -1,0 +1,86 @@
+package io.jccl.transport;
+
+import io.jccl.DataType;
+
+/**
+ * A sub-group's view of a parent transport: ranks renumbered 0..k-1, frames carried by the parent's links on
+ * the sub-communicator's own streams. The parent keeps ownership of the links; closing a sub-transport releases
+ * nothing.
+ */
+public final class SubTransport implements Transport {
+    private final Transport parent;
+    private final int[] members;
+    private final int[] childOf;
+    private final int rank;
+
+    /**
+     * @param members the parent rank of each child rank, in child-rank order
+     * @param rank    this process's child rank
+     */
+    public SubTransport(Transport parent, int[] members, int rank) {
+        this.parent = parent;
+        this.members = members.clone();
+        this.rank = rank;
+        this.childOf = new int[parent.size()];
+        java.util.Arrays.fill(childOf, -1);
+        for (int i = 0; i < members.length; i++) {
+            childOf[members[i]] = i;
+        }
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return members.length;
+    }
+
+    @Override
+    public String name() {
+        return parent.name();
+    }
+
+    /** The parent's rank of child rank {@code child}. */
+    public int parentRank(int child) {
+        return members[child];
+    }
+
+    @Override
+    public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+        parent.send(members[dst], header.withSource(members[header.source()]), dtype, payload, offset);
+    }
+
+    private FrameHeader toChild(FrameHeader h) {
+        int src = h.source();
+        return src >= 0 && src < childOf.length && childOf[src] >= 0 ? h.withSource(childOf[src]) : h;
+    }
+
+    @Override
+    public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
+        Frame f = parent.receive(members[src], stream, deadlineNanos);
+        return f == null ? null : new Frame(toChild(f.header()), f.payload());
+    }
+
+    @Override
+    public FrameHeader peekHeader(int src, int stream) {
+        FrameHeader h = parent.peekHeader(members[src], stream);
+        return h == null ? null : toChild(h);
+    }
+
+    @Override
+    public void abortPeers(int[] peers, FrameHeader header, String reason) {
+        int[] mapped = new int[peers.length];
+        for (int i = 0; i < peers.length; i++) {
+            mapped[i] = members[peers[i]];
+        }
+        parent.abortPeers(mapped, header.withSource(members[header.source()]), reason);
+    }
+
+    @Override
+    public void close() {
+        // the parent owns the links
+    }
+}
