@@ -1,0 +1,66 @@
+package io.jccl.it;
+
+import io.jccl.examples.AllReduceDemo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code jccl launch} as a user runs it: a real launcher process starting real rank processes. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LaunchTest {
+
+    private static List<String> launch(List<String> args, int[] status) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ProcessJob.java(), "-cp", System.getProperty("java.class.path"),
+                "io.jccl.cli.Main", "launch"));
+        cmd.addAll(args);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        List<String> lines;
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            lines = r.lines().collect(Collectors.toList());
+        }
+        assertTrue(p.waitFor(90, TimeUnit.SECONDS));
+        status[0] = p.exitValue();
+        return lines;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"shm", "tcp"})
+    void shouldRunTheExampleOnFourRanks(String transport) throws Exception {
+        int[] status = new int[1];
+        List<String> out = launch(List.of("-n", "4", "--transport", transport, "--", ProcessJob.java(), "-cp",
+                System.getProperty("java.class.path"), AllReduceDemo.class.getName(), "4096"), status);
+        assertEquals(0, status[0], String.join("\n", out));
+        for (int r = 0; r < 4; r++) {
+            String prefix = "[rank " + r + "] rank " + r + " of 4 over " + transport + ": allReduce of 4096 floats = 10.0";
+            assertTrue(out.stream().anyMatch(l -> l.startsWith(prefix)), prefix + "\n" + String.join("\n", out));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp"})
+    void shouldStopEveryRankAndExitWithTheStatusOfTheOneThatFailed(String transport) throws Exception {
+        int[] status = new int[1];
+        List<String> out = launch(List.of("-n", "3", "--transport", transport, "--", ProcessJob.java(), "-cp",
+                System.getProperty("java.class.path"), FaultWorker.class.getName(), "exit", "1", "600000"), status);
+        assertEquals(3, status[0], String.join("\n", out));
+        assertTrue(out.stream().anyMatch(l -> l.contains("rank 1 failed with exit status 3")), String.join("\n", out));
+        // the ranks that were waiting in allReduce were stopped: none of them is still running
+        List<Long> pids = out.stream().filter(l -> l.contains("READY rank"))
+                .map(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1))).collect(Collectors.toList());
+        assertEquals(3, pids.size(), String.join("\n", out));
+        for (long pid : pids) {
+            assertTrue(ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true), "rank process " + pid + " survived");
+        }
+    }
+}
