@@ -63,4 +63,28 @@ class LaunchTest {
             assertTrue(ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true), "rank process " + pid + " survived");
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void shouldStopEveryRankWhenTheLauncherIsTerminated() throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ProcessJob.java(), "-cp", System.getProperty("java.class.path"),
+                "io.jccl.cli.Main", "launch", "-n", "3", "--", ProcessJob.java(), "-cp",
+                System.getProperty("java.class.path"), FaultWorker.class.getName(), "stall", "0", "600000"));
+        Process launcher = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        List<Long> pids = new ArrayList<>();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(launcher.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            String l;
+            while (pids.size() < 3 && (l = r.readLine()) != null) {
+                if (l.contains("READY rank")) {
+                    pids.add(Long.parseLong(l.substring(l.lastIndexOf(' ') + 1)));
+                }
+            }
+            launcher.destroy(); // SIGTERM, as an interrupted job would get
+            assertTrue(launcher.waitFor(30, TimeUnit.SECONDS));
+        }
+        assertEquals(3, pids.size());
+        for (long pid : pids) {
+            assertTrue(ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true), "rank process " + pid + " orphaned");
+        }
+    }
 }
