@@ -518,7 +518,11 @@ public final class DefaultCommunicator implements Communicator {
         }
     }
 
-    /** Records the first failure, tells the peers unless a peer told us, and returns the exception to throw. */
+    /**
+     * Records the first failure and tells every peer. A failure this rank learned from a peer is passed on with
+     * that peer as its origin: peers that have not noticed yet (a death seen first by one rank) learn the cause
+     * instead of only that this rank stopped.
+     */
     private RuntimeException fail(RuntimeException e) {
         boolean first;
         synchronized (turn) {
@@ -527,21 +531,27 @@ public final class DefaultCommunicator implements Communicator {
                 failure = e;
             }
         }
-        if (first && !(e instanceof PeerAbortedException)) {
+        if (first) {
             LOG.debug("rank {} aborting peers: {}", rank(), e.getMessage());
-            notifyPeers(e.getMessage());
+            if (e instanceof PeerAbortedException) {
+                PeerAbortedException p = (PeerAbortedException) e;
+                notifyPeers(p.originRank(), p.reason());
+            } else {
+                notifyPeers(rank(), e.getMessage());
+            }
         }
         return e;
     }
 
-    private void notifyPeers(String reason) {
+    private void notifyPeers(int origin, String reason) {
         try {
             Signature sig = new Signature(OpType.BARRIER, -1, DataType.UINT8, 0, -1, null, null);
             int[] peers = new int[size()];
             for (int i = 0; i < peers.length; i++) {
                 peers[i] = i;
             }
-            transport.abortPeers(peers, sig.header(FrameDescriptor.TYPE_ABORT, rank(), 0, 0,
+            int source = origin >= 0 && origin < size() ? origin : rank();
+            transport.abortPeers(peers, sig.header(FrameDescriptor.TYPE_ABORT, source, 0, 0,
                     Streams.collective(communicatorId)), reason);
         } catch (RuntimeException notified) {
             LOG.warn("rank {} could not notify every peer of its failure", rank(), notified);

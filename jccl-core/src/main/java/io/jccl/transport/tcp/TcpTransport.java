@@ -377,7 +377,7 @@ public final class TcpTransport implements Transport {
         } catch (IllegalArgumentException e) {
             throw new FrameFormatException("unknown dtype id " + h.dtype() + " from rank " + c.peer);
         }
-        if (h.source() != c.peer) {
+        if (h.source() != c.peer && !h.isAbort()) { // an abort may relay another rank's failure
             throw new FrameFormatException("frame claims source rank " + h.source() + " on the connection of rank "
                     + c.peer);
         }

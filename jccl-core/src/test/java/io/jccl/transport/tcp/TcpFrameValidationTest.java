@@ -1,0 +1,73 @@
+package io.jccl.transport.tcp;
+
+import io.jccl.Communicator;
+import io.jccl.CommunicatorConfig;
+import io.jccl.DataType;
+import io.jccl.PeerAbortedException;
+import io.jccl.ReduceOp;
+import io.jccl.core.DefaultCommunicator;
+import io.jccl.rendezvous.InMemoryStore;
+import io.jccl.security.Handshake;
+import io.jccl.security.HandshakeDescriptor;
+import io.jccl.security.JobSecret;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameHeader;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * An authenticated peer that sends a malformed frame: the connection is closed with a clear error, nothing of
+ * the claimed size is allocated, and the rank's collective fails naming the peer instead of hanging.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class TcpFrameValidationTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bad frame magic", "unsupported frame version", "impossible payload length"})
+    void shouldCloseTheConnectionOnAMalformedFrame(String defect) throws Exception {
+        InMemoryStore store = new InMemoryStore();
+        JobSecret secret = JobSecret.generate();
+        CompletableFuture<Communicator> rank0 = CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
+                TcpTransport.connect(0, 2, store, TcpOptions.loopback(secret)),
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))));
+        String addr = store.getString("tcp/addr/0", Duration.ofSeconds(10));
+        store.setString("tcp/addr/1", "127.0.0.1:1"); // the impostor never listens
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1))));
+            Handshake.client(s.getInputStream(), s.getOutputStream(), secret, HandshakeDescriptor.PURPOSE_TRANSPORT, 1,
+                    2);
+            Communicator comm = rank0.get(10, TimeUnit.SECONDS);
+            FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, 0, DataType.FLOAT64.id(), 0, 1, 1, -1, 0, 4, 0,
+                    defect.startsWith("impossible") ? Integer.MAX_VALUE : 4, 0);
+            ByteBuffer b = ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            FrameDescriptor.encode(h, b);
+            if (defect.startsWith("bad")) {
+                b.putShort(FrameDescriptor.MAGIC_OFFSET, (short) 0x1234);
+            } else if (defect.startsWith("unsupported")) {
+                b.put(FrameDescriptor.VERSION_OFFSET, (byte) 7);
+            }
+            OutputStream out = s.getOutputStream();
+            out.write(b.array());
+            out.flush();
+            PeerAbortedException e = assertInstanceOf(PeerAbortedException.class,
+                    assertThrows(RuntimeException.class, () -> comm.allReduce(new double[4], ReduceOp.SUM)));
+            assertTrue(e.getMessage().contains("protocol error on the connection from rank 1")
+                    && e.getMessage().contains(defect), e.getMessage());
+            comm.close();
+        }
+    }
+}
