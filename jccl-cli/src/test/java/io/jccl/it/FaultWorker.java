@@ -25,8 +25,12 @@ public final class FaultWorker {
         String mode = args[0];
         int victim = Integer.parseInt(args[1]);
         long timeoutMs = Long.parseLong(args[2]);
+        // stall: deadlines grow with the rank, so the rank that waits on the staller directly (rank 0 in a ring
+        // that flows from r+1 to r, for victim 1) is the one that times out, and it names the staller
+        int envRank = Integer.parseInt(System.getenv("JCCL_RANK"));
+        long myTimeoutMs = mode.equals("stall") ? timeoutMs * (1 + envRank) : timeoutMs;
         Communicator comm = Jccl.fromEnvironment(CommunicatorConfig.fromEnvironment()
-                .withTimeout(Duration.ofMillis(timeoutMs)));
+                .withTimeout(Duration.ofMillis(myTimeoutMs)));
         int rank = comm.rank();
         System.out.println("READY rank " + rank + " pid " + ProcessHandle.current().pid());
         if (rank == victim) {

@@ -365,7 +365,8 @@ public final class TcpTransport implements Transport {
             }
         } catch (IOException e) {
             if (!closing && !c.goodbye) {
-                inbox.peerLost(lostFrame(c.peer, "connection to rank " + c.peer + " lost: " + e.getMessage()));
+                inbox.peerLost(lostFrame(c.peer, "connection to rank " + c.peer + " lost (" + e.getMessage()
+                        + "): the process died or was killed, or the network failed"));
             }
         }
     }
