@@ -21,6 +21,12 @@ import java.time.Duration;
 public final class Rendezvous {
     private static final Logger LOG = LoggerFactory.getLogger(Rendezvous.class);
 
+    /**
+     * Environment variable: {@code external} when a standalone store ({@code jccl store}) already serves the
+     * master address, so rank 0 does not start one.
+     */
+    public static final String STORE_ENV = "JCCL_STORE";
+
     private Rendezvous() {
     }
 
@@ -76,7 +82,8 @@ public final class Rendezvous {
             throw new IllegalArgumentException("JCCL_TRANSPORT must be auto, shm or tcp, got '" + kind + "'");
         }
         Duration timeout = tcp.connectTimeout();
-        TcpStoreServer server = env.rank() == 0
+        boolean external = "external".equalsIgnoreCase(System.getenv(STORE_ENV));
+        TcpStoreServer server = env.rank() == 0 && !external
                 ? TcpStoreServer.start(tcp.bindHost(), env.masterPort(), secret) : null;
         Transport transport = null;
         try (TcpStore client = TcpStore.connect(env.masterAddr(), env.masterPort(), secret, timeout)) {

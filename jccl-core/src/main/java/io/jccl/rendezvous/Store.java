@@ -29,6 +29,18 @@ public interface Store extends AutoCloseable {
     /** Removes {@code key}; returns whether it was set. */
     boolean delete(String key);
 
+    /**
+     * Waits until every key is set.
+     *
+     * @throws StoreException naming the first key still missing when {@code timeout} passes
+     */
+    default void waitFor(java.util.List<String> keys, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (String k : keys) {
+            get(k, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+        }
+    }
+
     default void setString(String key, String value) {
         set(key, value.getBytes(StandardCharsets.UTF_8));
     }
