@@ -17,8 +17,8 @@ import java.util.stream.Collectors;
 /** {@code jccl verify}: the verification table against torch.distributed gloo. */
 @Command(name = "verify", mixinStandardHelpOptions = true,
         description = {
-            "Runs every primitive on jccl's in-process queue mesh (ranks as threads) and the same inputs on "
-                + "torch.distributed's gloo backend, and prints a verification table followed by the per-rank "
+            "Runs every primitive on jccl (ranks as threads; with --transport shm|tcp, as JVM processes) and "
+                + "the same inputs on torch.distributed's gloo backend, and prints a verification table followed by the per-rank "
                 + "byte counters. Exit status 1 if any row mismatches.",
             "",
             "gloo is run with ${JCCL_TORCH_PYTHON:-/usr/bin/python3}; without torch the table compares against "
