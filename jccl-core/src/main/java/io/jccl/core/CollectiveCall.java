@@ -73,7 +73,11 @@ public final class CollectiveCall {
     /** Sends {@code data} to {@code peer}. */
     public void send(int peer, Buf data) {
         FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, rank(), step, data.count(), stream);
-        transport.send(peer, h, data.dtype(), data.array(), data.offset());
+        try {
+            transport.send(peer, h, data.dtype(), data.array(), data.offset());
+        } catch (io.jccl.transport.PeerLostException e) {
+            throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
+        }
         counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
         counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
     }

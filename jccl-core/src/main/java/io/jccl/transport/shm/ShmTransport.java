@@ -9,6 +9,7 @@ import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameFormatException;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
+import io.jccl.transport.PeerLostException;
 import io.jccl.transport.Transport;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.AtomicBuffer;
@@ -394,8 +395,8 @@ public final class ShmTransport implements Transport {
                 inbox.peerLost(lost(p, "rank " + p + " (pid " + pid + ") died: its process is gone (noticed while "
                         + doing + " rank " + peer + ")"));
                 if (doing.startsWith("sending") && p == peer) {
-                    throw new JcclException("rank " + rank + ": rank " + p + " (pid " + pid + ") died while this rank "
-                            + "was sending to it", null);
+                    throw new PeerLostException(p, "rank " + p + " (pid " + pid + ") died: its process is gone "
+                            + "(noticed while sending to it)", null);
                 }
             }
         }

@@ -10,6 +10,7 @@ import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameFormatException;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
+import io.jccl.transport.PeerLostException;
 import io.jccl.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,6 +72,8 @@ public final class TcpTransport implements Transport {
         final ByteBuffer out = ByteBuffer.allocateDirect(CHUNK_BYTES + FrameDescriptor.HEADER_LENGTH)
                 .order(ByteOrder.LITTLE_ENDIAN);
         volatile boolean goodbye;
+        /** Why the connection is unusable, once it is. */
+        volatile String lostReason;
         Thread reader;
 
         Connection(int peer, SocketChannel channel) {
@@ -311,8 +314,9 @@ public final class TcpTransport implements Transport {
         try {
             write(c, header, dtype, payload, offset);
         } catch (IOException e) {
-            throw new io.jccl.JcclException("rank " + rank + ": sending to rank " + dst + " failed: " + e.getMessage(),
-                    e);
+            String why = c.lostReason;
+            throw new PeerLostException(dst, why != null ? why : "connection to rank " + dst + " lost while sending ("
+                    + e.getMessage() + "): the process died or was killed, or the network failed", e);
         }
     }
 
@@ -360,15 +364,20 @@ public final class TcpTransport implements Transport {
             protocolError(c, e.getMessage());
         } catch (EOFException e) {
             if (!closing && !c.goodbye) {
-                inbox.peerLost(lostFrame(c.peer, "connection to rank " + c.peer
-                        + " lost (end of stream without goodbye): the process died or was killed"));
+                lose(c, "connection to rank " + c.peer
+                        + " lost (end of stream without goodbye): the process died or was killed");
             }
         } catch (IOException e) {
             if (!closing && !c.goodbye) {
-                inbox.peerLost(lostFrame(c.peer, "connection to rank " + c.peer + " lost (" + e.getMessage()
-                        + "): the process died or was killed, or the network failed"));
+                lose(c, "connection to rank " + c.peer + " lost (" + e.getMessage()
+                        + "): the process died or was killed, or the network failed");
             }
         }
+    }
+
+    private void lose(Connection c, String reason) {
+        c.lostReason = reason;
+        inbox.peerLost(lostFrame(c.peer, reason));
     }
 
     private Object readPayload(Connection c, FrameHeader h, ByteBuffer in) throws IOException {
@@ -420,9 +429,10 @@ public final class TcpTransport implements Transport {
 
     private void protocolError(Connection c, String message) {
         LOG.error("rank {}: protocol error on the connection from rank {}: {}; closing it", rank, c.peer, message);
+        c.lostReason = "protocol error on the connection from rank " + c.peer + ": " + message;
         closeQuietly(c.channel);
         if (!closing) {
-            inbox.peerLost(lostFrame(c.peer, "protocol error on the connection from rank " + c.peer + ": " + message));
+            inbox.peerLost(lostFrame(c.peer, c.lostReason));
         }
     }
 
