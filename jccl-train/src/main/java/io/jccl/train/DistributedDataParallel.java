@@ -1,0 +1,172 @@
+package io.jccl.train;
+
+import io.jccl.Communicator;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+import io.jccl.Work;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Data-parallel gradient synchronisation (PyTorch DDP): gradients are grouped into buckets of at most
+ * {@code bucketBytes} (25 MB by default), filled in reverse registration order, since backward produces the last
+ * layers' gradients first. {@link #markReady} is the bucket-ready hook: when every gradient of a bucket is ready,
+ * the bucket's allreduce starts asynchronously while backward goes on; buckets start in index order on every rank.
+ * {@link #finish} waits for every bucket and writes the averaged gradients back.
+ *
+ * <p>A parameter larger than the cap gets a bucket of its own; small ones ride with their neighbours. With overlap
+ * off every bucket is reduced in {@link #finish}. One instance serves every step.
+ */
+public final class DistributedDataParallel {
+    /** PyTorch DDP's default bucket cap. */
+    public static final long DEFAULT_BUCKET_BYTES = 25L * 1024 * 1024;
+
+    /** A gradient to synchronise: {@code length} floats of {@code grad} from {@code offset}. */
+    public static final class Parameter {
+        final String name;
+        final float[] grad;
+        final int offset;
+        final int length;
+
+        public Parameter(String name, float[] grad, int offset, int length) {
+            this.name = name;
+            this.grad = grad;
+            this.offset = offset;
+            this.length = length;
+        }
+    }
+
+    private static final class Bucket {
+        final List<Integer> params = new ArrayList<>();
+        final List<Integer> positions = new ArrayList<>();
+        float[] buffer;
+        int pending;
+        boolean ready;
+        Work work;
+        long reductions;
+    }
+
+    private final Communicator comm;
+    private final List<Parameter> params;
+    private final boolean overlap;
+    private final List<Bucket> buckets = new ArrayList<>();
+    private final int[] bucketOf;
+    private final int[] positionOf;
+    private final boolean[] marked;
+    private int nextLaunch;
+
+    public DistributedDataParallel(Communicator comm, List<Parameter> params, long bucketBytes, boolean overlap) {
+        if (bucketBytes <= 0) {
+            throw new IllegalArgumentException("bucketBytes must be positive: bucketBytes=" + bucketBytes);
+        }
+        this.comm = comm;
+        this.params = List.copyOf(params);
+        this.overlap = overlap;
+        this.bucketOf = new int[params.size()];
+        this.positionOf = new int[params.size()];
+        this.marked = new boolean[params.size()];
+        Bucket b = null;
+        long filled = 0;
+        for (int i = params.size() - 1; i >= 0; i--) {
+            long bytes = 4L * params.get(i).length;
+            if (b == null || (filled > 0 && filled + bytes > bucketBytes)) {
+                b = new Bucket();
+                buckets.add(b);
+                filled = 0;
+            }
+            bucketOf[i] = buckets.size() - 1;
+            positionOf[i] = (int) (filled / 4);
+            b.params.add(i);
+            b.positions.add(positionOf[i]);
+            filled += bytes;
+        }
+        for (Bucket k : buckets) {
+            int n = 0;
+            for (int i : k.params) {
+                n += params.get(i).length;
+            }
+            k.buffer = new float[n];
+        }
+        resetStep();
+    }
+
+    private void resetStep() {
+        for (Bucket k : buckets) {
+            k.pending = k.params.size();
+            k.ready = false;
+            k.work = null;
+        }
+        Arrays.fill(marked, false);
+        nextLaunch = 0;
+    }
+
+    public int bucketCount() {
+        return buckets.size();
+    }
+
+    /** Indices of the parameters in bucket {@code b}, in filling order. */
+    public List<Integer> bucketParams(int b) {
+        return List.copyOf(buckets.get(b).params);
+    }
+
+    /** How many times each bucket has been reduced since construction. */
+    public long[] reductionsPerBucket() {
+        return buckets.stream().mapToLong(k -> k.reductions).toArray();
+    }
+
+    /** The bucket-ready hook: parameter {@code index}'s gradient is final for this step. */
+    public void markReady(int index) {
+        if (marked[index]) {
+            throw new IllegalStateException("parameter " + params.get(index).name + " marked ready twice in one step");
+        }
+        marked[index] = true;
+        Parameter p = params.get(index);
+        Bucket k = buckets.get(bucketOf[index]);
+        System.arraycopy(p.grad, p.offset, k.buffer, positionOf[index], p.length);
+        if (--k.pending == 0) {
+            k.ready = true;
+            if (overlap) {
+                launchReady();
+            }
+        }
+    }
+
+    private void launchReady() {
+        while (nextLaunch < buckets.size() && buckets.get(nextLaunch).ready) {
+            Bucket k = buckets.get(nextLaunch++);
+            k.work = comm.allReduceAsync(Tensor.of(k.buffer), ReduceOp.AVG);
+            k.reductions++;
+        }
+    }
+
+    /** Waits for every bucket, writes the averaged gradients back, and readies the next step. */
+    public void finish() {
+        List<String> missing = new ArrayList<>();
+        for (int i = 0; i < marked.length; i++) {
+            if (!marked[i]) {
+                missing.add(params.get(i).name);
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new IllegalStateException("finish() before every gradient was marked ready: " + missing);
+        }
+        if (!overlap) {
+            for (Bucket k : buckets) {
+                comm.allReduce(Tensor.of(k.buffer), ReduceOp.AVG);
+                k.reductions++;
+            }
+        }
+        for (Bucket k : buckets) {
+            if (k.work != null) {
+                k.work.await();
+            }
+        }
+        for (int i = 0; i < params.size(); i++) {
+            Parameter p = params.get(i);
+            System.arraycopy(buckets.get(bucketOf[i]).buffer, positionOf[i], p.grad, p.offset, p.length);
+        }
+        resetStep();
+    }
+}

@@ -1,0 +1,155 @@
+package io.jccl.train;
+
+import io.jccl.Communicator;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+
+import java.util.function.Supplier;
+
+/**
+ * FSDP over an {@link Mlp}, one layer per unit: each rank keeps only its 1/N shard of every layer's parameters.
+ * Before a layer's forward the full parameters are allgathered and released after it; backward gathers them again,
+ * computes the layer's gradients, reduce_scatters them (averaged) into the rank's gradient shard and releases both;
+ * the optimizer then updates each shard with state for that shard only.
+ */
+public final class FullyShardedDataParallel {
+    private final Communicator comm;
+    private final Mlp model;
+    private final int[] shard;
+    private final float[][] shardParams;
+    private final float[][] shardGrads;
+    private final Optimizer[] optimizers;
+    private final float[][] full;
+    private final float[][] fullGrads;
+    private long peakFullFloats;
+    private long heldFullFloats;
+
+    public FullyShardedDataParallel(Communicator comm, Mlp model, float[] initialParams,
+                                    Supplier<Optimizer> optimizer) {
+        this.comm = comm;
+        this.model = model;
+        int layers = model.layers();
+        int p = comm.size();
+        int r = comm.rank();
+        shard = new int[layers];
+        shardParams = new float[layers][];
+        shardGrads = new float[layers][];
+        optimizers = new Optimizer[layers];
+        full = new float[layers][];
+        fullGrads = new float[layers][];
+        for (int l = 0; l < layers; l++) {
+            int n = model.paramCount(l);
+            shard[l] = (n + p - 1) / p;
+            shardParams[l] = new float[shard[l]];
+            shardGrads[l] = new float[shard[l]];
+            int from = r * shard[l];
+            int take = Math.max(0, Math.min(shard[l], n - from));
+            System.arraycopy(initialParams, model.paramOffset(l) + from, shardParams[l], 0, take);
+            optimizers[l] = optimizer.get();
+        }
+    }
+
+    private void gather(int l) {
+        float[] padded = new float[shard[l] * comm.size()];
+        comm.allGather(Tensor.of(shardParams[l]), Tensor.of(padded));
+        full[l] = padded;
+        hold(padded.length);
+    }
+
+    private void release(int l) {
+        heldFullFloats -= full[l].length;
+        full[l] = null;
+    }
+
+    private void hold(long floats) {
+        heldFullFloats += floats;
+        peakFullFloats = Math.max(peakFullFloats, heldFullFloats);
+    }
+
+    /**
+     * One training step on this rank's {@code rows} rows; returns this rank's loss (mean over its rows).
+     */
+    public double step(float[] x, float[] y, int rows) {
+        Mlp.Params params = new Mlp.Params() {
+            @Override
+            public float[] array(int layer) {
+                return full[layer];
+            }
+
+            @Override
+            public int offset(int layer) {
+                return 0;
+            }
+        };
+        Mlp.Params grads = new Mlp.Params() {
+            @Override
+            public float[] array(int layer) {
+                return fullGrads[layer];
+            }
+
+            @Override
+            public int offset(int layer) {
+                return 0;
+            }
+        };
+        Mlp.Activations acts = model.forward(params, x, rows, 0, model.layers(), new Mlp.Hook() {
+            @Override
+            public void before(int layer) {
+                gather(layer);
+            }
+
+            @Override
+            public void after(int layer) {
+                release(layer);
+            }
+        });
+        float[] gradOut = new float[acts.output().length];
+        double loss = Mlp.mse(acts.output(), y, rows, model.out(model.layers() - 1), rows, gradOut);
+        model.backward(params, grads, acts, gradOut, new Mlp.Hook() {
+            @Override
+            public void before(int layer) {
+                gather(layer);
+                fullGrads[layer] = new float[full[layer].length];
+                hold(fullGrads[layer].length);
+            }
+
+            @Override
+            public void after(int layer) {
+                comm.reduceScatter(Tensor.of(fullGrads[layer]), Tensor.of(shardGrads[layer]), ReduceOp.AVG);
+                heldFullFloats -= fullGrads[layer].length;
+                fullGrads[layer] = null;
+                release(layer);
+            }
+        });
+        int r = comm.rank();
+        for (int l = 0; l < model.layers(); l++) {
+            int n = Math.max(0, Math.min(shard[l], model.paramCount(l) - r * shard[l]));
+            optimizers[l].step(shardParams[l], 0, shardGrads[l], 0, n);
+        }
+        return loss;
+    }
+
+    /** The full parameters, gathered (a collective call). */
+    public float[] gatherParams() {
+        float[] out = new float[model.totalParams()];
+        for (int l = 0; l < model.layers(); l++) {
+            gather(l);
+            System.arraycopy(full[l], 0, out, model.paramOffset(l), model.paramCount(l));
+            release(l);
+        }
+        return out;
+    }
+
+    /** The most full-parameter and full-gradient floats held at once: about two layers, not the whole model. */
+    public long peakFullFloats() {
+        return peakFullFloats;
+    }
+
+    public long optimizerStateBytes() {
+        long s = 0;
+        for (Optimizer o : optimizers) {
+            s += o.stateBytes();
+        }
+        return s;
+    }
+}

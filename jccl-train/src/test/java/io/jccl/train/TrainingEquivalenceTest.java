@@ -1,0 +1,169 @@
+package io.jccl.train;
+
+import io.jccl.CommunicatorConfig;
+import io.jccl.Jccl;
+import io.jccl.JcclException;
+import io.jccl.PeerAbortedException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * DDP, ZeRO, FSDP and pipeline training on 2, 3 and 4 ranks follow single-process training on the same global
+ * batch: every step's loss within 1e-4 relative (float sums in another order), and the loss must fall.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class TrainingEquivalenceTest {
+    static final double TOLERANCE = 1e-4;
+
+    static TrainConfig config(String optimizer) {
+        TrainConfig c = new TrainConfig();
+        c.steps = 25;
+        c.optimizer = optimizer;
+        if (optimizer.equals("adam")) {
+            c.lr = 0.01f;
+        }
+        return c;
+    }
+
+    static void assertFollows(Trainer.Result single, Trainer.Result r) {
+        for (int t = 0; t < single.losses.length; t++) {
+            double a = single.losses[t];
+            double b = r.losses[t];
+            assertTrue(Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(a)),
+                    r.mode + " on " + r.world + " ranks, step " + t + ": loss " + b + " vs single " + a);
+        }
+        assertTrue(single.losses[single.losses.length - 1] < 0.7 * single.losses[0], "the model must learn");
+    }
+
+    @ParameterizedTest(name = "{0} on {1} ranks, {2}")
+    @CsvSource({"DDP,2,sgd", "DDP,3,sgd", "DDP,4,sgd", "DDP,4,adam",
+        "ZERO,2,sgd", "ZERO,3,adam", "ZERO,4,sgd", "ZERO,4,adam",
+        "FSDP,2,sgd", "FSDP,3,sgd", "FSDP,4,adam",
+        "PIPELINE,2,sgd", "PIPELINE,4,sgd", "PIPELINE,4,adam"})
+    void shouldMatchSingleProcessTraining(TrainConfig.Mode mode, int world, String optimizer) {
+        TrainConfig cfg = config(optimizer);
+        Trainer.Result single = Trainer.run(null, cfg, TrainConfig.Mode.SINGLE);
+        List<Trainer.Result> results = Jccl.runThreads(world, comm -> Trainer.run(comm, cfg, mode));
+        for (Trainer.Result r : results) {
+            assertFollows(single, r);
+            assertArrayEquals(results.get(0).losses, r.losses, 0.0, "every rank reports the same loss");
+        }
+    }
+
+    @Test
+    void shouldShardOptimizerStateAcrossRanks() {
+        TrainConfig cfg = config("adam");
+        cfg.steps = 2;
+        long alone = Trainer.run(null, cfg, TrainConfig.Mode.SINGLE).optimizerStateBytes;
+        for (Trainer.Result r : Jccl.runThreads(4, comm -> Trainer.run(comm, cfg, TrainConfig.Mode.ZERO))) {
+            assertTrue(r.optimizerStateBytes <= alone / 4 + 8 * 4, r.optimizerStateBytes + " vs " + alone);
+        }
+    }
+
+    @Test
+    void shouldReduceEveryBucketExactlyOncePerStepWithSmallTensorsRidingAlong() {
+        Mlp model = new Mlp(16, 64, 64, 4);
+        int steps = 5;
+        List<long[]> counts = Jccl.runThreads(3, comm -> {
+            float[] grads = new float[model.totalParams()];
+            // an 8 KiB cap: the 64x64 weight (16 KiB) gets a bucket of its own; small tensors ride together,
+            // filled in reverse registration order (last layer first)
+            DistributedDataParallel ddp = new DistributedDataParallel(comm, Trainer.ddpParameters(model, grads),
+                    8 * 1024, true);
+            assertEquals(3, ddp.bucketCount());
+            assertEquals(List.of(5, 4, 3), ddp.bucketParams(0));
+            assertEquals(List.of(2), ddp.bucketParams(1));
+            assertEquals(List.of(1, 0), ddp.bucketParams(2));
+            for (int s = 0; s < steps; s++) {
+                java.util.Arrays.fill(grads, comm.rank() + s);
+                for (int p = 5; p >= 0; p--) {
+                    ddp.markReady(p);
+                }
+                ddp.finish();
+                float expected = 1 + s; // mean of rank + s over ranks 0..2
+                for (float g : grads) {
+                    assertEquals(expected, g);
+                }
+            }
+            return ddp.reductionsPerBucket();
+        });
+        for (long[] c : counts) {
+            assertTrue(c.length >= 3, "several buckets");
+            for (long n : c) {
+                assertEquals(steps, n);
+            }
+        }
+    }
+
+    @Test
+    void shouldGiveTheSameResultWithOverlapOffAndAnyBucketSize() {
+        TrainConfig cfg = config("sgd");
+        cfg.steps = 10;
+        Trainer.Result single = Trainer.run(null, cfg, TrainConfig.Mode.SINGLE);
+        for (long cap : new long[] {4, 1024, 1 << 30}) {
+            for (boolean overlap : new boolean[] {true, false}) {
+                cfg.bucketBytes = cap;
+                cfg.overlap = overlap;
+                for (Trainer.Result r : Jccl.runThreads(2, comm -> Trainer.run(comm, cfg, TrainConfig.Mode.DDP))) {
+                    assertFollows(single, r);
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldKeepOnlyAboutTwoLayersOfFullParametersInFsdp() {
+        TrainConfig cfg = config("sgd");
+        cfg.steps = 2;
+        Mlp model = new Mlp(cfg.sizes);
+        List<Long> peaks = Jccl.runThreads(4, comm -> {
+            FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
+                    cfg::newOptimizer);
+            Dataset d = new Dataset(2, 24, cfg.sizes[0], cfg.sizes[3]);
+            f.step(d.inputs(comm.rank() * 6, 6), d.targets(comm.rank() * 6, 6), 6);
+            return f.peakFullFloats();
+        });
+        int largestLayer = 0;
+        for (int l = 0; l < model.layers(); l++) {
+            largestLayer = Math.max(largestLayer, model.paramCount(l));
+        }
+        for (long p : peaks) {
+            // one layer's full parameters and gradients at a time, never the whole model's
+            assertTrue(p <= 2L * (largestLayer + 3) && p < 2L * model.totalParams(), "peak " + p);
+        }
+    }
+
+    @Test
+    void shouldFailEveryRankWhenOneFailsMidStep() {
+        TrainConfig cfg = config("sgd");
+        JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(4,
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(60)), comm -> {
+                    TrainConfig mine = config("sgd");
+                    if (comm.rank() == 2) {
+                        mine.steps = 3; // rank 2 leaves after three steps, as if it crashed
+                        Trainer.run(comm, mine, TrainConfig.Mode.DDP);
+                        throw new IllegalStateException("rank 2 crashed in step 4");
+                    }
+                    return Trainer.run(comm, cfg, TrainConfig.Mode.DDP);
+                }));
+        assertEquals(2, e.rank());
+        assertEquals(3, e.getSuppressed().length);
+        for (Throwable s : e.getSuppressed()) {
+            PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, s);
+            assertEquals(2, a.originRank());
+            assertTrue(a.reason().contains("rank 2 crashed"), a.reason());
+        }
+    }
+}
