@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code jccl} command. */
 @Command(name = "jccl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Collective communications for the JVM.",
-        subcommands = {VerifyCommand.class, LaunchCommand.class, StoreCommand.class, VerifyWorkerCommand.class,
+        subcommands = {VerifyCommand.class, LaunchCommand.class, TrainCommand.class, StoreCommand.class,
+            VerifyWorkerCommand.class, TrainWorkerCommand.class,
             CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
@@ -27,6 +28,7 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        System.setProperty("java.awt.headless", "true"); // plots are written to files
         System.exit(new CommandLine(new Main()).execute(args));
     }
 }

@@ -24,6 +24,12 @@ public final class Trainer {
         public final long optimizerStateBytes;
         public final float[] finalParams;
 
+        /** A result reported by another process (no parameters). */
+        public static Result of(TrainConfig.Mode mode, int world, double[] losses, double[] stepMillis,
+                                long optimizerStateBytes) {
+            return new Result(mode, world, losses, stepMillis, optimizerStateBytes, null);
+        }
+
         Result(TrainConfig.Mode mode, int world, double[] losses, double[] stepMillis, long optimizerStateBytes,
                float[] finalParams) {
             this.mode = mode;

@@ -1,0 +1,222 @@
+package io.jccl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.jccl.Jccl;
+import io.jccl.launch.Launcher;
+import io.jccl.security.JobSecret;
+import io.jccl.train.TrainConfig;
+import io.jccl.train.Trainer;
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.File;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code jccl train}: the end-to-end demo. */
+@Command(name = "train", mixinStandardHelpOptions = true,
+        description = {
+            "Trains a small MLP (16-64-64-4, tanh, MSE) on a generated regression set, once on a single rank with the "
+                + "whole global batch and then with each of DDP (bucketed allreduce overlapped with backward), ZeRO "
+                + "(sharded gradients and optimizer state), FSDP (per-layer sharded parameters) and a pipeline (stage "
+                + "groups from split), on N ranks as threads or as processes. Prints each mode's loss against the "
+                + "single-rank loss, step time and throughput, the measured effect of bucketing and of overlap, "
+                + "and writes the loss curves to a PNG. Exit status 1 if a mode leaves the single-rank curve by more "
+                + "than 1e-4 (relative)."})
+public final class TrainCommand implements Callable<Integer> {
+    static final double TOLERANCE = 1e-4;
+
+    @Option(names = "--ranks", defaultValue = "4", description = "Ranks (default: ${DEFAULT-VALUE}).")
+    int ranks;
+
+    @Option(names = "--modes", split = ",", defaultValue = "ddp,zero,fsdp,pipeline",
+            description = "Modes to compare with single-rank training (default: ${DEFAULT-VALUE}).")
+    List<String> modes;
+
+    @Option(names = "--transport", defaultValue = "threads",
+            description = "threads (one JVM), shm or tcp (one JVM process per rank) (default: ${DEFAULT-VALUE}).")
+    String transport;
+
+    @Option(names = "--steps", defaultValue = "40", description = "Training steps (default: ${DEFAULT-VALUE}).")
+    int steps;
+
+    @Option(names = "--optimizer", defaultValue = "sgd", description = "sgd (momentum 0.9) or adam "
+            + "(default: ${DEFAULT-VALUE}).")
+    String optimizer;
+
+    @Option(names = "--plot", defaultValue = "train-loss.png", description = "PNG of the loss curves "
+            + "(default: ${DEFAULT-VALUE}).")
+    File plot;
+
+    @Option(names = "--skip-patterns",
+            description = "Skip measuring bucketing and overlap on a 34-tensor MLP.")
+    boolean skipPatterns;
+
+    @Option(names = "--seed", defaultValue = "7", description = "Seed of the data and the initial weights.")
+    long seed;
+
+    private TrainConfig config() {
+        TrainConfig c = new TrainConfig();
+        c.steps = steps;
+        c.optimizer = optimizer;
+        c.seed = seed;
+        if (optimizer.equals("adam")) {
+            c.lr = 0.01f;
+        }
+        c.stages = ranks % 2 == 0 ? 2 : 1;
+        return c;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintStream out = System.out;
+        TrainConfig cfg = config();
+        Trainer.Result single = Trainer.run(null, cfg, TrainConfig.Mode.SINGLE);
+        Map<String, Trainer.Result> results = new LinkedHashMap<>();
+        results.put("single", single);
+        for (String m : modes) {
+            TrainConfig.Mode mode = TrainConfig.Mode.parse(m);
+            results.put(m.toLowerCase(Locale.ROOT), run(cfg, mode));
+        }
+        out.printf(Locale.ROOT, "jccl train: MLP %s, global batch %d, %d steps, %s, %d ranks as %s%n%n",
+                Arrays.toString(cfg.sizes), cfg.batch, cfg.steps, cfg.optimizer, ranks,
+                transport.equals("threads") ? "threads" : "processes over " + transport);
+        out.println("| mode | ranks | loss at step 0 | final loss | max abs diff vs single | median step ms | "
+                + "samples/s | optimizer state bytes/rank | verdict |");
+        out.println("|---|---|---|---|---|---|---|---|---|");
+        boolean ok = true;
+        for (Map.Entry<String, Trainer.Result> e : results.entrySet()) {
+            Trainer.Result r = e.getValue();
+            double maxDiff = 0;
+            boolean within = true;
+            for (int t = 0; t < r.losses.length; t++) {
+                double d = Math.abs(r.losses[t] - single.losses[t]);
+                maxDiff = Math.max(maxDiff, d);
+                within &= d <= TOLERANCE * Math.max(1, Math.abs(single.losses[t]));
+            }
+            ok &= within;
+            double med = median(r.stepMillis);
+            out.printf(Locale.ROOT, "| %s | %d | %.6f | %.6f | %.2e | %.3f | %.0f | %d | %s |%n", e.getKey(), r.world,
+                    r.losses[0], r.losses[r.losses.length - 1], maxDiff, med, cfg.batch / (med / 1000),
+                    r.optimizerStateBytes, e.getKey().equals("single") ? "reference" : within ? "matches" : "DIFFERS");
+        }
+        writePlot(results, plot);
+        out.println();
+        out.println("loss curves: " + plot.getAbsolutePath());
+        if (!skipPatterns) {
+            out.println();
+            measurePatterns(out);
+        }
+        out.println();
+        out.println(ok ? "RESULT: every mode matches single-rank training within " + TOLERANCE
+                : "RESULT: a mode differs from single-rank training");
+        return ok ? 0 : 1;
+    }
+
+    /** Bucketing against one allreduce per tensor, and overlap on against off, on a model with many tensors. */
+    private void measurePatterns(PrintStream out) throws Exception {
+        TrainConfig deep = config();
+        int[] sizes = new int[18];
+        sizes[0] = 16;
+        Arrays.fill(sizes, 1, 17, 64);
+        sizes[17] = 4;
+        deep.sizes = sizes;
+        deep.steps = Math.max(steps, 30);
+        double bucketed = median(run(deep, TrainConfig.Mode.DDP).stepMillis);
+        deep.bucketBytes = 4; // every tensor alone: one allreduce per tensor
+        double perTensor = median(run(deep, TrainConfig.Mode.DDP).stepMillis);
+        deep.bucketBytes = 64 * 64 * 4 * 2; // about two layers per bucket, so that overlap has something to overlap
+        double overlapOn = median(run(deep, TrainConfig.Mode.DDP).stepMillis);
+        deep.overlap = false;
+        double overlapOff = median(run(deep, TrainConfig.Mode.DDP).stepMillis);
+        out.printf(Locale.ROOT, "DDP production patterns, MLP of %d layers (%d tensors), %d ranks as %s, median step:%n",
+                sizes.length - 1, 2 * (sizes.length - 1), ranks, transport);
+        out.println("| comparison | A ms | B ms | B / A |");
+        out.println("|---|---|---|---|");
+        out.printf(Locale.ROOT, "| A: buckets of 25 MB (1 bucket) vs B: one allreduce per tensor | %.3f | %.3f | %.2f |%n",
+                bucketed, perTensor, perTensor / bucketed);
+        out.printf(Locale.ROOT, "| A: overlap on vs B: overlap off (32 KiB buckets) | %.3f | %.3f | %.2f |%n",
+                overlapOn, overlapOff, overlapOff / overlapOn);
+    }
+
+    private Trainer.Result run(TrainConfig cfg, TrainConfig.Mode mode) throws Exception {
+        if (transport.equals("threads")) {
+            return Jccl.runThreads(ranks, comm -> Trainer.run(comm, cfg, mode)).get(0);
+        }
+        if (!transport.equals("shm") && !transport.equals("tcp")) {
+            throw new IllegalArgumentException("--transport must be threads, shm or tcp, got " + transport);
+        }
+        Path dir = Files.createTempDirectory("jccl-train-");
+        try {
+            ObjectMapper json = new ObjectMapper();
+            json.writeValue(dir.resolve("config.json").toFile(), cfg);
+            String java = ProcessHandle.current().info().command().orElse("java");
+            List<String> cmd = List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                    "io.jccl.cli.Main", "train-worker", dir.toString(), mode.name());
+            Path log = dir.resolve("workers.log");
+            int status;
+            try (PrintStream logOut = new PrintStream(Files.newOutputStream(log), true, StandardCharsets.UTF_8)) {
+                status = new Launcher(ranks, 1, 0, "127.0.0.1", 0, transport, JobSecret.generate(), cmd, Map.of(),
+                        logOut).run();
+            }
+            Path result = dir.resolve("result.json");
+            if (status != 0 || !Files.exists(result)) {
+                throw new IllegalStateException(mode + " over " + transport + " failed (status " + status + "): "
+                        + String.join("\n", Files.readAllLines(log)));
+            }
+            return TrainWorkerCommand.read(result, mode);
+        } finally {
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    static double median(double[] v) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n == 0 ? Double.NaN : n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+
+    static void writePlot(Map<String, Trainer.Result> results, File file) throws java.io.IOException {
+        XYSeriesCollection data = new XYSeriesCollection();
+        for (Map.Entry<String, Trainer.Result> e : results.entrySet()) {
+            XYSeries s = new XYSeries(e.getKey() + " (" + e.getValue().world + " rank"
+                    + (e.getValue().world == 1 ? "" : "s") + ")");
+            double[] l = e.getValue().losses;
+            for (int t = 0; t < l.length; t++) {
+                s.add(t, l[t]);
+            }
+            data.addSeries(s);
+        }
+        JFreeChart chart = ChartFactory.createXYLineChart("Training loss: single rank vs distributed (curves coincide)",
+                "step", "MSE loss (global batch)", data, PlotOrientation.VERTICAL, true, false, false);
+        org.jfree.chart.plot.XYPlot plot = (org.jfree.chart.plot.XYPlot) chart.getPlot();
+        plot.setBackgroundPaint(java.awt.Color.WHITE);
+        plot.setDomainGridlinePaint(java.awt.Color.LIGHT_GRAY);
+        plot.setRangeGridlinePaint(java.awt.Color.LIGHT_GRAY);
+        org.jfree.chart.renderer.xy.XYLineAndShapeRenderer renderer =
+                new org.jfree.chart.renderer.xy.XYLineAndShapeRenderer(true, false);
+        for (int i = 0; i < data.getSeriesCount(); i++) {
+            // widest first, so that every curve stays visible where they coincide
+            renderer.setSeriesStroke(i, new java.awt.BasicStroke(Math.max(1f, 10f - 2f * i)));
+        }
+        plot.setRenderer(renderer);
+        ChartUtils.saveChartAsPNG(file, chart, 900, 540);
+    }
+}
