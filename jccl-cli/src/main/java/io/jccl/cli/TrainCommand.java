@@ -217,6 +217,7 @@ public final class TrainCommand implements Callable<Integer> {
             renderer.setSeriesStroke(i, new java.awt.BasicStroke(Math.max(1f, 10f - 2f * i)));
         }
         plot.setRenderer(renderer);
+        plot.setSeriesRenderingOrder(org.jfree.chart.plot.SeriesRenderingOrder.FORWARD);
         ChartUtils.saveChartAsPNG(file, chart, 900, 540);
     }
 }
