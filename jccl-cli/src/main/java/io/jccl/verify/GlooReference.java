@@ -78,25 +78,58 @@ public final class GlooReference {
         return torchVersion;
     }
 
-    /** What gloo produced for one case. */
+    /** What gloo produced for one case; its outputs are read from disk when asked for. */
     public static final class Result {
         final boolean rejected;
         final String reference;
         final String message;
-        final List<Buf> outputs;
+        private final Path dir;
+        private final VerifyCase c;
 
-        Result(boolean rejected, String reference, String message, List<Buf> outputs) {
+        Result(boolean rejected, String reference, String message, Path dir, VerifyCase c) {
             this.rejected = rejected;
             this.reference = reference;
             this.message = message;
-            this.outputs = outputs;
+            this.dir = dir;
+            this.c = c;
+        }
+
+        /** Each rank's output (null where a rank has none). */
+        List<Buf> outputs() throws IOException {
+            List<Buf> outputs = new java.util.ArrayList<>();
+            for (int r = 0; r < c.world(); r++) {
+                Path f = dir.resolve("out_" + c.id() + "_" + r + ".bin");
+                outputs.add(!rejected && c.hasOutput(r) ? BufIO.read(f, c.dtype(), c.outputCount()) : null);
+            }
+            return outputs;
+        }
+    }
+
+    /** The results of one launch; closing it deletes their files. */
+    public static final class Batch implements AutoCloseable {
+        private final Path dir;
+        private final Map<Integer, Result> results;
+
+        Batch(Path dir, Map<Integer, Result> results) {
+            this.dir = dir;
+            this.results = results;
+        }
+
+        public Result get(int caseId) {
+            return results.get(caseId);
+        }
+
+        @Override
+        public void close() throws IOException {
+            deleteTree(dir);
         }
     }
 
     /** Runs every case (all of one world size) in one torch launch. */
-    public Map<Integer, Result> run(int world, List<VerifyCase> cases, Duration timeout) throws IOException,
+    public Batch run(int world, List<VerifyCase> cases, Duration timeout) throws IOException,
             InterruptedException {
         Path dir = Files.createTempDirectory("jccl-gloo-");
+        boolean ok = false;
         try {
             CaseFile.write(dir, world, cases);
             for (VerifyCase c : cases) {
@@ -128,17 +161,20 @@ public final class GlooReference {
                     throw new IOException("gloo reference reported nothing for case " + c.id());
                 }
                 boolean rejected = "rejected".equals(n.get("status").asText());
-                List<Buf> outputs = new java.util.ArrayList<>();
-                for (int r = 0; r < world; r++) {
-                    Path f = dir.resolve("out_" + c.id() + "_" + r + ".bin");
-                    outputs.add(!rejected && c.hasOutput(r) ? BufIO.read(f, c.dtype(), c.outputCount()) : null);
-                }
                 out.put(c.id(), new Result(rejected, n.get("reference").asText(),
-                        n.has("message") ? n.get("message").asText() : null, outputs));
+                        n.has("message") ? n.get("message").asText() : null, dir, c));
             }
-            return out;
+            for (VerifyCase c : cases) {
+                for (int r = 0; r < world; r++) {
+                    Files.deleteIfExists(dir.resolve("in_" + c.id() + "_" + r + ".bin"));
+                }
+            }
+            ok = true;
+            return new Batch(dir, out);
         } finally {
-            deleteTree(dir);
+            if (!ok) {
+                deleteTree(dir);
+            }
         }
     }
 

@@ -38,12 +38,10 @@ public final class JcclRunner implements CaseRunner {
     }
 
     @Override
-    public java.util.Map<Integer, Outcome> runAll(List<VerifyCase> cases) throws InterruptedException {
-        java.util.Map<Integer, Outcome> out = new java.util.HashMap<>();
+    public void runAll(List<VerifyCase> cases, OutcomeSink sink) throws InterruptedException, java.io.IOException {
         for (VerifyCase c : cases) {
-            out.put(c.id(), run(c));
+            sink.accept(c, run(c));
         }
-        return out;
     }
 
     @Override

@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -47,7 +46,7 @@ final class ProcessRunner implements CaseRunner {
     public List<TrafficLaw.Row> traffic(int count) throws IOException, InterruptedException {
         if (trafficCounters == null || trafficCount != TrafficLaw.elements(world, count)) {
             trafficCount = TrafficLaw.elements(world, count);
-            runAll(List.of());
+            runAll(List.of(), (c, o) -> { });
         }
         return TrafficLaw.rows(world, trafficCount, trafficCounters);
     }
@@ -59,7 +58,7 @@ final class ProcessRunner implements CaseRunner {
     }
 
     @Override
-    public Map<Integer, Outcome> runAll(List<VerifyCase> cases) throws IOException, InterruptedException {
+    public void runAll(List<VerifyCase> cases, OutcomeSink sink) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("jccl-verify-");
         try {
             CaseFile.write(dir, world, cases);
@@ -85,7 +84,6 @@ final class ProcessRunner implements CaseRunner {
                             .mapToLong(Long::parseLong).toArray());
                 }
             }
-            Map<Integer, Outcome> outcomes = new HashMap<>();
             for (VerifyCase c : cases) {
                 List<Buf> outputs = new ArrayList<>();
                 Throwable error = null;
@@ -107,10 +105,8 @@ final class ProcessRunner implements CaseRunner {
                         }
                     }
                 }
-                outcomes.put(c.id(), new Outcome(outputs, error,
-                        JcclRunner.algorithmFor(algorithm, c.primitive()).name()));
+                sink.accept(c, new Outcome(outputs, error, JcclRunner.algorithmFor(algorithm, c.primitive()).name()));
             }
-            return outcomes;
         } finally {
             try (var s = Files.walk(dir)) {
                 s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

@@ -120,10 +120,10 @@ public final class Verifier {
         for (int world : s.worlds) {
             List<VerifyCase> cases = cases(s, world, nextId);
             nextId += cases.size();
-            Map<Integer, GlooReference.Result> glooResults = gloo == null ? null : gloo.run(world, cases,
+            try (GlooReference.Batch glooResults = gloo == null ? null : gloo.run(world, cases,
                     s.timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
-            try (CaseRunner runner = runner(world, s.algorithm, s.timeout, s.transport, lawCount)) {
-                rows.addAll(compareAll(cases, runner.runAll(cases), glooResults));
+                 CaseRunner runner = runner(world, s.algorithm, s.timeout, s.transport, lawCount)) {
+                rows.addAll(compareAll(cases, runner, glooResults));
                 traffic.addAll(runner.traffic(lawCount));
             }
         }
@@ -136,10 +136,10 @@ public final class Verifier {
      */
     public static List<Row> verify(GlooReference gloo, int world, List<VerifyCase> cases, Algorithm algorithm,
                                    Duration timeout, String transport) throws IOException, InterruptedException {
-        Map<Integer, GlooReference.Result> glooResults = gloo == null ? null
+        try (GlooReference.Batch glooResults = gloo == null ? null
                 : gloo.run(world, cases, timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
-        try (CaseRunner runner = runner(world, algorithm, timeout, transport, -1)) {
-            return compareAll(cases, runner.runAll(cases), glooResults);
+             CaseRunner runner = runner(world, algorithm, timeout, transport, -1)) {
+            return compareAll(cases, runner, glooResults);
         }
     }
 
@@ -150,16 +150,15 @@ public final class Verifier {
                 : new ProcessRunner(world, algorithm, transport, timeout).measuringTraffic(lawCount);
     }
 
-    private static List<Row> compareAll(List<VerifyCase> cases, Map<Integer, Outcome> outcomes,
-                                        Map<Integer, GlooReference.Result> glooResults) {
+    private static List<Row> compareAll(List<VerifyCase> cases, CaseRunner runner,
+                                        GlooReference.Batch glooResults)
+            throws IOException, InterruptedException {
         List<Row> rows = new ArrayList<>();
-        for (VerifyCase c : cases) {
-            rows.add(row(c, outcomes.get(c.id()), glooResults == null ? null : glooResults.get(c.id())));
-        }
+        runner.runAll(cases, (c, o) -> rows.add(row(c, o, glooResults == null ? null : glooResults.get(c.id()))));
         return rows;
     }
 
-    private static Row row(VerifyCase c, Outcome j, GlooReference.Result g) {
+    private static Row row(VerifyCase c, Outcome j, GlooReference.Result g) throws IOException {
         boolean jcclRejected = j.error instanceof IllegalArgumentException;
         if (j.error != null && !jcclRejected) {
             return new Row(c, j.algorithm, g == null ? "java model" : g.reference, Verdict.ERROR, null,
@@ -170,7 +169,7 @@ public final class Verifier {
                 return new Row(c, j.algorithm, g.reference, Verdict.ERROR, null, "gloo accepts, jccl rejects: "
                         + j.error.getMessage());
             }
-            return compare(c, j, g.outputs, g.reference, null);
+            return compare(c, j, g.outputs(), g.reference, null);
         }
         String torchNote = g != null ? "torch rejects: " + g.message : null;
         if (jcclRejected) {

@@ -37,6 +37,12 @@ public final class CollectiveCall {
     private final TrafficCounters counters;
     private int step;
     private String phase = "start";
+    private long bytesSent;
+    private long bytesReceived;
+    private int messagesSent;
+    private int messagesReceived;
+    private final java.util.BitSet peersSent = new java.util.BitSet();
+    private final java.util.BitSet peersReceived = new java.util.BitSet();
 
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters) {
@@ -80,6 +86,9 @@ public final class CollectiveCall {
         }
         counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
         counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
+        messagesSent++;
+        bytesSent += data.byteSize();
+        peersSent.set(peer);
     }
 
     /** Receives {@code dst.count()} elements from {@code peer} into {@code dst}. */
@@ -115,9 +124,12 @@ public final class CollectiveCall {
             throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), peer, d[0], d[1],
                     d[2]);
         }
+        long bytes = (long) h.payloadCount() * signature.dtype().sizeBytes();
         counters.add(signature.op(), Counter.MESSAGES_RECEIVED, 1);
-        counters.add(signature.op(), Counter.BYTES_RECEIVED,
-                (long) h.payloadCount() * signature.dtype().sizeBytes());
+        counters.add(signature.op(), Counter.BYTES_RECEIVED, bytes);
+        messagesReceived++;
+        bytesReceived += bytes;
+        peersReceived.set(peer);
         return f;
     }
 
@@ -168,6 +180,14 @@ public final class CollectiveCall {
                         d[2]);
             }
         }
+    }
+
+    /** This call's traffic as JSON fields (for the trace): bytes, messages and peers, sent and received. */
+    public String trafficJson() {
+        return "\"bytesSent\":" + bytesSent + ",\"bytesReceived\":" + bytesReceived + ",\"messagesSent\":"
+                + messagesSent + ",\"messagesReceived\":" + messagesReceived + ",\"peersSent\":"
+                + peersSent.stream().boxed().collect(java.util.stream.Collectors.toList()) + ",\"peersReceived\":"
+                + peersReceived.stream().boxed().collect(java.util.stream.Collectors.toList());
     }
 
     /** Human-readable position, for error messages: {@code step 3 (allgather) of algorithm RING}. */

@@ -59,6 +59,8 @@ public final class DefaultCommunicator implements Communicator {
     private ExecutorService async;
     private volatile RuntimeException failure;
     private volatile boolean closed;
+    private final io.jccl.instrument.TraceWriter trace;
+    private final boolean ownsTrace;
 
     /** The world communicator (id 0) over {@code transport}. */
     public DefaultCommunicator(Transport transport, CommunicatorConfig config) {
@@ -70,8 +72,16 @@ public final class DefaultCommunicator implements Communicator {
      * every member must agree on and no other live communicator over the same ranks may use.
      */
     public DefaultCommunicator(Transport transport, int communicatorId, CommunicatorConfig config) {
+        this(transport, communicatorId, config, null);
+    }
+
+    private DefaultCommunicator(Transport transport, int communicatorId, CommunicatorConfig config,
+                                io.jccl.instrument.TraceWriter parentTrace) {
         this.transport = Objects.requireNonNull(transport, "transport");
         this.communicatorId = communicatorId;
+        this.ownsTrace = parentTrace == null && config.tracePrefix() != null;
+        this.trace = parentTrace != null ? parentTrace
+                : ownsTrace ? io.jccl.instrument.TraceWriter.open(config.tracePrefix(), transport.rank()) : null;
         this.config = Objects.requireNonNull(config, "config");
         this.p2pSent = new AtomicLongArray(transport.size());
         this.p2pReceived = new AtomicLongArray(transport.size());
@@ -349,6 +359,29 @@ public final class DefaultCommunicator implements Communicator {
         return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o, call -> SignatureCheck.agree(call, 0));
     }
 
+    private static long epochMicros() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    /** One trace record for a finished (or failed) call; see docs/trace.md. */
+    private void record(CollectiveCall call, long startMicros, long startNanos, RuntimeException error) {
+        if (trace == null) {
+            return;
+        }
+        Signature s = call.signature();
+        long durationNanos = System.nanoTime() - startNanos;
+        String json = "{\"rank\":" + rank() + ",\"world\":" + size() + ",\"comm\":" + communicatorId
+                + ",\"op\":\"" + s.op().label() + "\",\"seq\":" + s.sequence() + ",\"algorithm\":\""
+                + (s.algorithm() == null ? "NONE" : s.algorithm().name()) + "\",\"transport\":\"" + transport.name()
+                + "\",\"dtype\":\"" + s.dtype().torchName() + "\",\"count\":" + s.count() + ",\"reduceOp\":"
+                + (s.reduceOp() == null ? "null" : "\"" + s.reduceOp().name() + "\"") + ",\"root\":" + s.root() + ","
+                + call.trafficJson() + ",\"startEpochUs\":" + startMicros + ",\"durationNs\":" + durationNanos
+                + ",\"status\":" + io.jccl.instrument.TraceWriter.quote(error == null ? "ok" : error.getMessage())
+                + "}";
+        trace.write(json);
+    }
+
     // ------------------------------------------------------------------ sub-groups
 
     private int splits;
@@ -381,7 +414,7 @@ public final class DefaultCommunicator implements Communicator {
             }
         }
         return new DefaultCommunicator(new io.jccl.transport.SubTransport(transport, parentRanks, childRank),
-                childId(communicatorId, splitIndex, color), config);
+                childId(communicatorId, splitIndex, color), config, trace);
     }
 
     /** A 30-bit id for a child, the same on every member; distinct from its parent's and siblings' ids. */
@@ -485,9 +518,13 @@ public final class DefaultCommunicator implements Communicator {
             CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout,
                     counters);
             counters.add(p.op, Counter.CALLS, 1);
+            long startNanos = System.nanoTime();
+            long startMicros = trace == null ? 0 : epochMicros();
             try {
                 p.body.run(call);
+                record(call, startMicros, startNanos, null);
             } catch (RuntimeException e) {
+                record(call, startMicros, startNanos, e);
                 throw fail(e);
             }
         } finally {
@@ -589,6 +626,9 @@ public final class DefaultCommunicator implements Communicator {
     @Override
     public void close() {
         closed = true;
+        if (ownsTrace) {
+            trace.close();
+        }
         synchronized (this) {
             if (async != null) {
                 async.shutdown();

@@ -1,0 +1,83 @@
+package io.jccl.instrument;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The bandwidth trace: one JSON object per line per operation, per rank (seed exercise 4). The schema is in
+ * {@code docs/trace.md}. Thread-safe; each line is flushed, so a trace survives a crash up to the last operation.
+ */
+public final class TraceWriter implements AutoCloseable {
+    private final BufferedWriter out;
+    private final Path path;
+
+    private TraceWriter(Path path) throws IOException {
+        this.path = path;
+        Path parent = path.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        this.out = Files.newBufferedWriter(path, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
+    }
+
+    /** The trace file of {@code rank} for a prefix: {@code <prefix>.rank<r>.jsonl}. */
+    public static TraceWriter open(String prefix, int rank) {
+        try {
+            return new TraceWriter(Path.of(prefix + ".rank" + rank + ".jsonl"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the trace " + prefix + ".rank" + rank + ".jsonl", e);
+        }
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /** Appends one record (a complete JSON object, without a newline). */
+    public synchronized void write(String json) {
+        try {
+            out.write(json);
+            out.newLine();
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the trace " + path, e);
+        }
+    }
+
+    /** A JSON string literal. */
+    public static String quote(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"': b.append("\\\""); break;
+                case '\\': b.append("\\\\"); break;
+                case '\n': b.append("\\n"); break;
+                case '\r': b.append("\\r"); break;
+                case '\t': b.append("\\t"); break;
+                default:
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    @Override
+    public synchronized void close() {
+        try {
+            out.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

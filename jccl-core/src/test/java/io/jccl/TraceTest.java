@@ -1,0 +1,50 @@
+package io.jccl;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The JSONL bandwidth trace: one record per rank per operation, with the bytes the counters saw. */
+class TraceTest {
+
+    private static long field(String line, String name) {
+        Matcher m = Pattern.compile("\"" + name + "\":(-?\\d+)").matcher(line);
+        assertTrue(m.find(), name + " in " + line);
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    void shouldWriteOneRecordPerRankPerOperation(@TempDir Path dir) throws Exception {
+        String prefix = dir.resolve("trace").toString();
+        List<long[]> sent = Jccl.runThreads(3, CommunicatorConfig.fromEnvironment().withTrace(prefix), comm -> {
+            comm.allReduce(new float[300], ReduceOp.SUM);
+            comm.broadcast(new float[10], 2);
+            return new long[] {comm.counters().bytesSent(OpType.ALL_REDUCE),
+                comm.counters().bytesSent(OpType.BROADCAST)};
+        });
+        for (int r = 0; r < 3; r++) {
+            List<String> lines = Files.readAllLines(dir.resolve("trace.rank" + r + ".jsonl"));
+            assertEquals(2, lines.size(), lines.toString());
+            String ar = lines.get(0);
+            assertTrue(ar.startsWith("{\"rank\":" + r + ",\"world\":3,\"comm\":0,\"op\":\"allReduce\",\"seq\":0,"
+                    + "\"algorithm\":\"RING\",\"transport\":\"local\",\"dtype\":\"float32\",\"count\":300,"
+                    + "\"reduceOp\":\"SUM\""), ar);
+            assertEquals(sent.get(r)[0], field(ar, "bytesSent"));
+            assertEquals(2 * 4 * 300 * 2 / 3, field(ar, "bytesReceived"));
+            assertTrue(ar.contains("\"peersSent\":[" + (r + 2) % 3 + "]"), ar);
+            assertTrue(field(ar, "durationNs") > 0 && field(ar, "startEpochUs") > 1_600_000_000_000_000L);
+            assertTrue(ar.endsWith("\"status\":\"ok\"}"), ar);
+            String bc = lines.get(1);
+            assertTrue(bc.contains("\"op\":\"broadcast\",\"seq\":1") && bc.contains("\"root\":2"), bc);
+            assertEquals(sent.get(r)[1], field(bc, "bytesSent"));
+        }
+    }
+}
