@@ -13,7 +13,7 @@ public enum Algorithm {
     AUTO(0),
     /** Rings: two-pass allreduce in gloo's order, allgather and reduce_scatter rotations, ring reduce. */
     RING(1),
-    /** Binomial trees (broadcast). */
+    /** Binomial trees (broadcast; allreduce as reduce then broadcast). */
     TREE(2),
     /** Every rank exchanges directly with the root (gather, scatter). */
     DIRECT(3),
@@ -36,6 +36,7 @@ public enum Algorithm {
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
             case ALL_REDUCE:
+                return EnumSet.of(RING, TREE);
             case ALL_GATHER:
             case REDUCE_SCATTER:
             case REDUCE:

@@ -43,7 +43,7 @@ class ArgumentValidationTest {
                     "output must hold 3 elements");
             rejects(() -> comm.allToAll(Tensor.of(new float[4]), Tensor.of(new float[4])), "multiple of the world");
             rejects(() -> comm.allReduce(Tensor.of(new float[3]), ReduceOp.SUM,
-                    CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.TREE)), "allReduce has no TREE algorithm");
+                    CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DIRECT)), "allReduce has no DIRECT algorithm");
             rejects(() -> comm.send(Tensor.of(new float[1]), comm.rank(), 0), "dst must be another rank");
             rejects(() -> Tensor.ofArray(DataType.FLOAT32, new int[3], 0, 3), "needs a float[]");
             rejects(() -> Tensor.of(new float[3], 2, 2), "out of bounds");

@@ -153,7 +153,11 @@ public final class DefaultCommunicator implements Communicator {
         int world = size();
         return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, call -> {
             Buf b = t.stage();
-            RingAllReduce.allReduce(call, b, op);
+            if (call.signature().algorithm() == Algorithm.TREE) {
+                io.jccl.algorithm.BinomialTreeAllReduce.allReduce(call, b, op);
+            } else {
+                RingAllReduce.allReduce(call, b, op);
+            }
             if (op == ReduceOp.AVG) {
                 Reductions.divide(b, world);
             }

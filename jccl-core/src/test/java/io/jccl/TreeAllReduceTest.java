@@ -1,0 +1,68 @@
+package io.jccl;
+
+import io.jccl.core.Buf;
+import io.jccl.core.Bufs;
+import io.jccl.reference.InputGenerator;
+import io.jccl.reference.ReferenceModel;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The tree allreduce: exact where the order cannot matter (integers, MIN, MAX, bitwise), within the reordering
+ * bound for float sums, and the same bits on every rank.
+ */
+class TreeAllReduceTest {
+
+    @Property(tries = 60)
+    void shouldAgreeWithTheRing(@ForAll @IntRange(min = 1, max = 9) int world,
+                                @ForAll @IntRange(min = 0, max = 300) int count,
+                                @ForAll DataType dtype, @ForAll ReduceOp op, @ForAll long seed,
+                                @ForAll TransportKind kind) throws Exception {
+        if (!op.supports(dtype) || (kind != TransportKind.LOCAL && world > 5)) {
+            return;
+        }
+        List<Buf> in = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            in.add(InputGenerator.generate(dtype, op, count, seed, r));
+        }
+        Buf ring = ReferenceModel.allReduce(in, op);
+        List<RankHarness.Outcome<Buf>> out = RankHarness.run(kind, world, Duration.ofSeconds(20), comm -> {
+            Buf mine = in.get(comm.rank()).copyOf(0, count);
+            comm.allReduce(Tensor.ofArray(dtype, mine.array(), 0, count), op,
+                    CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.TREE));
+            return mine;
+        });
+        boolean orderFree = !dtype.isFloatingPoint() || op == ReduceOp.MIN || op == ReduceOp.MAX;
+        for (RankHarness.Outcome<Buf> o : out) {
+            assertNull(o.error);
+            assertTrue(Bufs.bitEqual(o.value, out.get(0).value), "every rank holds the same bits");
+            if (orderFree) {
+                assertTrue(Bufs.bitEqual(o.value, ring), dtype + " " + op + " must be exact");
+            } else if (op == ReduceOp.SUM && (dtype == DataType.FLOAT32 || dtype == DataType.FLOAT64)) {
+                double u = dtype == DataType.FLOAT32 ? 0x1p-24 : 0x1p-53;
+                for (int i = 0; i < count; i++) {
+                    double sumAbs = 0;
+                    for (Buf x : in) {
+                        sumAbs += Math.abs(value(x, i));
+                    }
+                    double bound = 2 * (world - 1) * u / (1 - (world - 1) * u) * sumAbs + 1e-300;
+                    double d = Math.abs(value(o.value, i) - value(ring, i));
+                    assertTrue(d <= bound, "element " + i + ": |tree - ring| = " + d + " > " + bound);
+                }
+            }
+        }
+    }
+
+    private static double value(Buf b, int i) {
+        return b.dtype() == DataType.FLOAT32 ? ((float[]) b.array())[b.offset() + i]
+                : ((double[]) b.array())[b.offset() + i];
+    }
+}
