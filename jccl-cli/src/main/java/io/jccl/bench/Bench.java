@@ -1,0 +1,224 @@
+package io.jccl.bench;
+
+import io.jccl.Algorithm;
+import io.jccl.CollectiveOptions;
+import io.jccl.Communicator;
+import io.jccl.OpType;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The measuring loop, run by every rank (nccl-tests' method, the peers' "iso" variant): warm-up, then for each
+ * timed iteration a barrier, the clock, one collective, the clock; the per-iteration time is the maximum over ranks
+ * (one allreduce MAX of all iterations at the end), and a size's time is the median over iterations. Float32,
+ * SUM. The last iteration's result is checked exactly (#wrong).
+ */
+public final class Bench {
+    private Bench() {
+    }
+
+    /** The collectives the benchmark runs, with nccl-tests' bus-bandwidth factor. */
+    public enum Op {
+        ALLREDUCE("all_reduce", OpType.ALL_REDUCE),
+        BROADCAST("broadcast", OpType.BROADCAST),
+        ALLGATHER("all_gather", OpType.ALL_GATHER),
+        REDUCESCATTER("reduce_scatter", OpType.REDUCE_SCATTER),
+        ALLTOALL("all_to_all", OpType.ALL_TO_ALL),
+        REDUCE("reduce", OpType.REDUCE);
+
+        final String label;
+        final OpType type;
+
+        Op(String label, OpType type) {
+            this.label = label;
+            this.type = type;
+        }
+
+        public String label() {
+            return label;
+        }
+
+        public OpType type() {
+            return type;
+        }
+
+        /** busbw = algbw x this factor (nccl-tests). */
+        public double busFactor(int n) {
+            switch (this) {
+                case ALLREDUCE: return 2.0 * (n - 1) / n;
+                case ALLGATHER:
+                case REDUCESCATTER:
+                case ALLTOALL: return (double) (n - 1) / n;
+                default: return 1.0;
+            }
+        }
+
+        public static Op parse(String s) {
+            String n = s.trim().toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
+            for (Op o : values()) {
+                if (o.name().toLowerCase(Locale.ROOT).equals(n)) {
+                    return o;
+                }
+            }
+            throw new IllegalArgumentException("unknown op '" + s + "': allreduce, broadcast, allgather, "
+                    + "reducescatter, alltoall, reduce");
+        }
+    }
+
+    /** One measured row. */
+    public static final class Row {
+        public final Op op;
+        public final String algorithm;
+        public final long bytes;
+        public final long count;
+        public final int world;
+        public final double medianUs;
+        public final long wrong;
+        public final double cpuSecondsPerOp;
+
+        public Row(Op op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
+                   double cpuSecondsPerOp) {
+            this.op = op;
+            this.algorithm = algorithm;
+            this.bytes = bytes;
+            this.count = count;
+            this.world = world;
+            this.medianUs = medianUs;
+            this.wrong = wrong;
+            this.cpuSecondsPerOp = cpuSecondsPerOp;
+        }
+
+        public double algbw() {
+            return bytes / (medianUs * 1e-6) / 1e9;
+        }
+
+        public double busbw() {
+            return algbw() * op.busFactor(world);
+        }
+    }
+
+    /** Warm-up and timed iterations for a size, scaled as the peers' harness scales them. */
+    public static int[] iterations(long bytes, double scale) {
+        int warm;
+        int iters;
+        if (bytes <= 64 << 10) {
+            warm = 50;
+            iters = 300;
+        } else if (bytes <= 1 << 20) {
+            warm = 10;
+            iters = 100;
+        } else if (bytes <= 16 << 20) {
+            warm = 3;
+            iters = 20;
+        } else {
+            warm = 2;
+            iters = 10;
+        }
+        return new int[] {Math.max(1, (int) (warm * scale)), Math.max(3, (int) (iters * scale))};
+    }
+
+    /**
+     * This rank's part of the benchmark of {@code op} at every size (bytes of the full buffer, nccl-tests' sense);
+     * returns the rows (identical on every rank).
+     */
+    public static List<Row> run(Communicator comm, Op op, Algorithm algorithm, long[] sizes, double scale) {
+        List<Row> rows = new ArrayList<>();
+        int n = comm.size();
+        CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(
+                Algorithm.available(op.type).contains(algorithm) ? algorithm : Algorithm.AUTO);
+        String algoName = Algorithm.resolve(op.type, opts.algorithm()).name();
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (long bytes : sizes) {
+            int count = (int) Math.max(1, bytes / 4);
+            if (op != Op.ALLREDUCE && op != Op.BROADCAST && op != Op.REDUCE) {
+                count = Math.max(n, (count + n - 1) / n * n);
+            }
+            float[] a = new float[count];
+            float[] b = new float[count];
+            int block = count / n;
+            int[] it = iterations(4L * count, scale);
+            double[] times = new double[it[1]];
+            long cpu0 = 0;
+            for (int i = -it[0]; i < it[1]; i++) {
+                Arrays.fill(a, comm.rank() + 1);
+                comm.barrier();
+                if (i == 0) {
+                    cpu0 = threads.getCurrentThreadCpuTime();
+                }
+                long t0 = System.nanoTime();
+                runOnce(comm, op, opts, a, b, block);
+                long t1 = System.nanoTime();
+                if (i >= 0) {
+                    times[i] = (t1 - t0) / 1e3;
+                }
+            }
+            double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9 / it[1];
+            long wrong = check(comm, op, a, b, block);
+            comm.allReduce(Tensor.of(times), ReduceOp.MAX);
+            long[] w = {wrong};
+            comm.allReduce(Tensor.of(w), ReduceOp.SUM);
+            Arrays.sort(times);
+            double median = times.length % 2 == 1 ? times[times.length / 2]
+                    : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
+            rows.add(new Row(op, algoName, 4L * count, count, n, median, w[0], cpuSeconds));
+        }
+        return rows;
+    }
+
+    private static void runOnce(Communicator comm, Op op, CollectiveOptions o, float[] a, float[] b, int block) {
+        switch (op) {
+            case ALLREDUCE: comm.allReduce(Tensor.of(a), ReduceOp.SUM, o); break;
+            case BROADCAST: comm.broadcast(Tensor.of(a), 0, o); break;
+            case ALLGATHER: comm.allGather(Tensor.of(a, 0, block), Tensor.of(b), o); break;
+            case REDUCESCATTER: comm.reduceScatter(Tensor.of(a), Tensor.of(b, 0, block), ReduceOp.SUM, o); break;
+            case ALLTOALL: comm.allToAll(Tensor.of(a), Tensor.of(b), o); break;
+            case REDUCE: comm.reduce(Tensor.of(a), 0, ReduceOp.SUM, o); break;
+            default: throw new AssertionError(op);
+        }
+    }
+
+    /** Elements of this rank's last result that are not exactly what the inputs (rank + 1 everywhere) imply. */
+    private static long check(Communicator comm, Op op, float[] a, float[] b, int block) {
+        int n = comm.size();
+        long wrong = 0;
+        float sum = n * (n + 1) / 2f;
+        switch (op) {
+            case ALLREDUCE:
+                for (float v : a) {
+                    wrong += v == sum ? 0 : 1;
+                }
+                break;
+            case REDUCE:
+                if (comm.rank() == 0) {
+                    for (float v : a) {
+                        wrong += v == sum ? 0 : 1;
+                    }
+                }
+                break;
+            case BROADCAST:
+                for (float v : a) {
+                    wrong += v == 1 ? 0 : 1;
+                }
+                break;
+            case ALLGATHER:
+            case ALLTOALL:
+                for (int i = 0; i < n * block; i++) {
+                    wrong += b[i] == i / block + 1 ? 0 : 1;
+                }
+                break;
+            case REDUCESCATTER:
+                for (int i = 0; i < block; i++) {
+                    wrong += b[i] == sum ? 0 : 1;
+                }
+                break;
+            default:
+                throw new AssertionError(op);
+        }
+        return wrong;
+    }
+}

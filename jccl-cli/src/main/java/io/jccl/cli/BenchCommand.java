@@ -1,0 +1,272 @@
+package io.jccl.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.jccl.Algorithm;
+import io.jccl.Jccl;
+import io.jccl.bench.Bench;
+import io.jccl.launch.Launcher;
+import io.jccl.security.JobSecret;
+import io.jccl.verify.GlooReference;
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogarithmicAxis;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.File;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/** {@code jccl bench}: nccl-tests-style benchmark, with gloo measured in the same run. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {
+            "Measures collectives in nccl-tests' form: size, count, type, redop, root, time, algbw, busbw, #wrong "
+                + "(GB = 1e9; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and "
+                + "all_to_all, 1 for broadcast and reduce). Method: barrier before every op, per-op time = max over "
+                + "ranks, median over iterations (iterations scale with size). With --compare gloo, torch's gloo "
+                + "runs the same sizes in the same session and each row shows gloo's time and the ratio."})
+public final class BenchCommand implements Callable<Integer> {
+
+    @Option(names = "--ops", split = ",", defaultValue = "allreduce",
+            description = "allreduce, broadcast, allgather, reducescatter, alltoall, reduce (default: ${DEFAULT-VALUE}).")
+    List<String> ops;
+
+    @Option(names = "--ranks", defaultValue = "4", description = "World size (default: ${DEFAULT-VALUE}).")
+    int ranks;
+
+    @Option(names = "--transport", defaultValue = "threads",
+            description = "threads (one JVM), shm or tcp (a JVM per rank) (default: ${DEFAULT-VALUE}).")
+    String transport;
+
+    @Option(names = "--algorithms", split = ",", defaultValue = "auto",
+            description = "Algorithms to measure, each a set of rows: auto, ring, tree (default: ${DEFAULT-VALUE}).")
+    List<String> algorithms;
+
+    @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M",
+            description = "Buffer sizes in bytes, K/M suffixes (full buffer; all_gather: output, reduce_scatter: "
+                + "input) (default: ${DEFAULT-VALUE}).")
+    List<String> sizes;
+
+    @Option(names = "--scale", defaultValue = "1.0",
+            description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
+    double scale;
+
+    @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo.")
+    List<String> compare;
+
+    @Option(names = "--json", description = "Also write the rows as JSON to this file.")
+    File json;
+
+    @Option(names = "--plot", description = "Write busbw against size (PNG), one line per algorithm and peer.")
+    File plot;
+
+    static long parseSize(String s) {
+        String t = s.trim().toUpperCase(Locale.ROOT);
+        long mult = 1;
+        if (t.endsWith("K")) {
+            mult = 1024;
+            t = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("M")) {
+            mult = 1024 * 1024;
+            t = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("G")) {
+            mult = 1024L * 1024 * 1024;
+            t = t.substring(0, t.length() - 1);
+        }
+        return Long.parseLong(t) * mult;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        long[] bytes = sizes.stream().mapToLong(BenchCommand::parseSize).toArray();
+        PrintStream out = System.out;
+        out.printf(Locale.ROOT, "# jccl bench: %d ranks as %s, float32, SUM, method: barrier, op; max over ranks; "
+                + "median over iterations%n", ranks, transport.equals("threads") ? "threads" : transport + " processes");
+        Map<String, List<Bench.Row>> series = new LinkedHashMap<>();
+        Map<String, double[]> gloo = new LinkedHashMap<>();
+        boolean ok = true;
+        for (String o : ops) {
+            Bench.Op op = Bench.Op.parse(o);
+            if (compare != null && compare.contains("gloo")) {
+                gloo.put(op.label(), glooTimes(op, bytes));
+            }
+            out.println();
+            out.printf("# %s%n", op.label());
+            out.printf("%12s %12s %7s %6s %5s %10s %12s %9s %9s %7s%s%n", "size", "count", "type", "redop", "root",
+                    "algorithm", "time(us)", "algbw", "busbw", "#wrong",
+                    gloo.containsKey(op.label()) ? String.format("%12s %10s", "gloo(us)", "gloo/jccl") : "");
+            java.util.Set<Algorithm> done = java.util.EnumSet.noneOf(Algorithm.class);
+            for (String a : algorithms) {
+                Algorithm requested = Algorithm.parse(a);
+                Algorithm algorithm = Algorithm.available(op.type()).contains(requested) ? requested
+                        : Algorithm.resolve(op.type(), Algorithm.AUTO);
+                if (!done.add(algorithm)) {
+                    continue; // this op has no such algorithm: its default was measured already
+                }
+                List<Bench.Row> rows = measure(op, algorithm, bytes);
+                series.put(op.label() + " " + rows.get(0).algorithm, rows);
+                for (int i = 0; i < rows.size(); i++) {
+                    Bench.Row r = rows.get(i);
+                    ok &= r.wrong == 0;
+                    String peer = "";
+                    double[] g = gloo.get(op.label());
+                    if (g != null) {
+                        peer = String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs);
+                    }
+                    out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %10s %12.2f %9.3f %9.3f %7d%s%n", r.bytes, r.count,
+                            "float", op == Bench.Op.ALLREDUCE || op == Bench.Op.REDUCE
+                                    || op == Bench.Op.REDUCESCATTER ? "sum" : "-",
+                            op == Bench.Op.BROADCAST || op == Bench.Op.REDUCE ? "0" : "-", r.algorithm, r.medianUs,
+                            r.algbw(), r.busbw(), r.wrong, peer);
+                }
+            }
+        }
+        if (json != null) {
+            writeJson(series, gloo, bytes);
+        }
+        if (plot != null) {
+            writePlot(series, gloo, bytes);
+        }
+        return ok ? 0 : 1;
+    }
+
+    private List<Bench.Row> measure(Bench.Op op, Algorithm algorithm, long[] bytes) throws Exception {
+        if (transport.equals("threads")) {
+            return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale)).get(0);
+        }
+        Path dir = Files.createTempDirectory("jccl-bench-");
+        try {
+            String java = ProcessHandle.current().info().command().orElse("java");
+            List<String> cmd = new ArrayList<>(List.of(java, "-Xmx1g", "-cp", System.getProperty("java.class.path"),
+                    "io.jccl.cli.Main", "bench-worker", dir.resolve("rows.json").toString(), op.name(),
+                    algorithm.name(), Double.toString(scale)));
+            for (long b : bytes) {
+                cmd.add(Long.toString(b));
+            }
+            Path log = dir.resolve("log.txt");
+            int status;
+            try (PrintStream logOut = new PrintStream(Files.newOutputStream(log), true, StandardCharsets.UTF_8)) {
+                status = new Launcher(ranks, 1, 0, "127.0.0.1", 0, transport, JobSecret.generate(), cmd, Map.of(),
+                        logOut).run();
+            }
+            if (status != 0) {
+                throw new IllegalStateException("bench workers failed: " + String.join("\n", Files.readAllLines(log)));
+            }
+            return BenchWorkerCommand.read(dir.resolve("rows.json"), op, ranks);
+        } finally {
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private double[] glooTimes(Bench.Op op, long[] bytes) throws Exception {
+        String[] why = new String[1];
+        if (GlooReference.find(why) == null) {
+            throw new IllegalStateException("--compare gloo: " + why[0] + "; install it with '"
+                    + GlooReference.INSTALL_HINT + "'");
+        }
+        Path dir = Files.createTempDirectory("jccl-gloo-bench-");
+        try {
+            Path script = dir.resolve("gloo_bench.py");
+            try (InputStream in = Bench.class.getResourceAsStream("gloo_bench.py")) {
+                Files.copy(in, script);
+            }
+            List<String> cmd = new ArrayList<>(List.of(GlooReference.pythonPath(), script.toString(),
+                    dir.resolve("out.json").toString(), Integer.toString(ranks), op.label(), Double.toString(scale)));
+            for (long b : bytes) {
+                cmd.add(Long.toString(b));
+            }
+            Path log = dir.resolve("log.txt");
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new IllegalStateException("gloo bench failed: " + String.join("\n", Files.readAllLines(log)));
+            }
+            JsonNode rows = new ObjectMapper().readTree(dir.resolve("out.json").toFile());
+            double[] t = new double[rows.size()];
+            for (int i = 0; i < t.length; i++) {
+                t[i] = rows.get(i).get("medianUs").asDouble();
+            }
+            return t;
+        } finally {
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private void writeJson(Map<String, List<Bench.Row>> series, Map<String, double[]> gloo, long[] bytes)
+            throws java.io.IOException {
+        ObjectMapper m = new ObjectMapper();
+        ObjectNode root = m.createObjectNode();
+        root.put("ranks", ranks);
+        root.put("transport", transport);
+        ArrayNode arr = root.putArray("rows");
+        for (List<Bench.Row> rows : series.values()) {
+            for (int i = 0; i < rows.size(); i++) {
+                Bench.Row r = rows.get(i);
+                ObjectNode n = arr.addObject();
+                n.put("op", r.op.label());
+                n.put("algorithm", r.algorithm);
+                n.put("bytes", r.bytes);
+                n.put("count", r.count);
+                n.put("timeUs", r.medianUs);
+                n.put("algbw", r.algbw());
+                n.put("busbw", r.busbw());
+                n.put("wrong", r.wrong);
+                n.put("cpuSecondsPerOpRank0", r.cpuSecondsPerOp);
+                double[] g = gloo.get(r.op.label());
+                if (g != null) {
+                    n.put("glooTimeUs", g[i]);
+                }
+            }
+        }
+        m.writerWithDefaultPrettyPrinter().writeValue(json, root);
+    }
+
+    private void writePlot(Map<String, List<Bench.Row>> series, Map<String, double[]> gloo, long[] bytes)
+            throws java.io.IOException {
+        XYSeriesCollection data = new XYSeriesCollection();
+        for (Map.Entry<String, List<Bench.Row>> e : series.entrySet()) {
+            XYSeries s = new XYSeries("jccl " + e.getKey());
+            for (Bench.Row r : e.getValue()) {
+                s.add(r.bytes, Math.max(1e-6, r.busbw()));
+            }
+            data.addSeries(s);
+        }
+        for (Map.Entry<String, double[]> e : gloo.entrySet()) {
+            XYSeries s = new XYSeries("gloo " + e.getKey());
+            Bench.Op op = Bench.Op.parse(e.getKey());
+            List<Bench.Row> any = series.get(series.keySet().stream().filter(k -> k.startsWith(e.getKey() + " "))
+                    .findFirst().orElseThrow());
+            for (int i = 0; i < any.size(); i++) {
+                double algbw = any.get(i).bytes / (e.getValue()[i] * 1e-6) / 1e9;
+                s.add(any.get(i).bytes, Math.max(1e-6, algbw * op.busFactor(ranks)));
+            }
+            data.addSeries(s);
+        }
+        JFreeChart chart = ChartFactory.createXYLineChart("busbw, " + ranks + " ranks, " + transport, "bytes",
+                "busbw (GB/s)", data, PlotOrientation.VERTICAL, true, false, false);
+        chart.getXYPlot().setDomainAxis(new LogarithmicAxis("bytes"));
+        chart.getXYPlot().setRangeAxis(new LogarithmicAxis("busbw (GB/s)"));
+        ChartUtils.saveChartAsPNG(plot, chart, 900, 540);
+    }
+}
