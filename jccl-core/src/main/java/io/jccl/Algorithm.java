@@ -32,7 +32,11 @@ public enum Algorithm {
         return id;
     }
 
-    /** The algorithms implemented for an operation; the first is what AUTO picks. */
+    /**
+     * The algorithms implemented for an operation; the first is what AUTO picks (for allreduce the gloo-order
+     * ring, so that results stay byte-identical to gloo unless a caller, the communicator's configuration or
+     * {@code JCCL_ALGO_ALL_REDUCE} asks for the tree).
+     */
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
             case ALL_REDUCE:

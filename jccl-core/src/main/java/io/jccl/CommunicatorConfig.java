@@ -18,12 +18,52 @@ public final class CommunicatorConfig {
     public static final String TRACE_ENV = "JCCL_TRACE";
     public static final String TRACE_PROP_NAME = "jccl.trace";
 
+    /** Prefix of the environment variables that choose an operation's algorithm: {@code JCCL_ALGO_ALL_REDUCE=tree}. */
+    public static final String ALGORITHM_ENV_PREFIX = "JCCL_ALGO_";
+
     private final Duration timeout;
     private final String tracePrefix;
+    private final java.util.Map<OpType, Algorithm> algorithms;
 
     private CommunicatorConfig(Duration timeout, String tracePrefix) {
+        this(timeout, tracePrefix, algorithmsFromEnvironment());
+    }
+
+    private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms) {
         this.timeout = timeout;
         this.tracePrefix = tracePrefix;
+        this.algorithms = algorithms;
+    }
+
+    /** {@code JCCL_ALGO_ALL_REDUCE=ring|tree} (also {@code JCCL_ALGO_ALLREDUCE}), ... for every operation. */
+    private static java.util.Map<OpType, Algorithm> algorithmsFromEnvironment() {
+        java.util.Map<OpType, Algorithm> m = new java.util.EnumMap<>(OpType.class);
+        for (OpType op : OpType.values()) {
+            String v = System.getenv(ALGORITHM_ENV_PREFIX + op.name());
+            if (v == null) {
+                v = System.getenv(ALGORITHM_ENV_PREFIX + op.name().replace("_", ""));
+            }
+            if (v != null && !v.isBlank()) {
+                Algorithm a = Algorithm.parse(v);
+                Algorithm.resolve(op, a); // rejects an algorithm the operation does not have
+                m.put(op, a);
+            }
+        }
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
+    /** The algorithm {@code op} uses when a call asks for AUTO (per communicator; the environment sets it too). */
+    public CommunicatorConfig withAlgorithm(OpType op, Algorithm algorithm) {
+        Algorithm.resolve(op, algorithm);
+        java.util.Map<OpType, Algorithm> m = new java.util.EnumMap<>(OpType.class);
+        m.putAll(algorithms);
+        m.put(op, algorithm);
+        return new CommunicatorConfig(timeout, tracePrefix, java.util.Collections.unmodifiableMap(m));
+    }
+
+    /** The communicator-wide choice for {@code op}, or AUTO. */
+    public Algorithm algorithm(OpType op) {
+        return algorithms.getOrDefault(op, Algorithm.AUTO);
     }
 
     /** Defaults, overridden by {@code -Djccl.timeout.ms} or {@code JCCL_TIMEOUT_MS}. */
@@ -45,7 +85,8 @@ public final class CommunicatorConfig {
     }
 
     public CommunicatorConfig withTimeout(Duration newTimeout) {
-        return new CommunicatorConfig(Objects.requireNonNull(newTimeout, "timeout"), tracePrefix).validated();
+        return new CommunicatorConfig(Objects.requireNonNull(newTimeout, "timeout"), tracePrefix, algorithms)
+                .validated();
     }
 
     /**
@@ -53,7 +94,7 @@ public final class CommunicatorConfig {
      * (docs/trace.md); null switches it off.
      */
     public CommunicatorConfig withTrace(String prefix) {
-        return new CommunicatorConfig(timeout, prefix);
+        return new CommunicatorConfig(timeout, prefix, algorithms);
     }
 
     /** The trace prefix, or null when tracing is off. */

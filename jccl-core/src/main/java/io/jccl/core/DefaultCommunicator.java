@@ -478,7 +478,8 @@ public final class DefaultCommunicator implements Communicator {
         if (options == null) {
             throw new IllegalArgumentException(op.label() + " options are null; use CollectiveOptions.DEFAULT");
         }
-        Algorithm algorithm = Algorithm.resolve(op, options.algorithm());
+        Algorithm requested = options.algorithm() == Algorithm.AUTO ? config.algorithm(op) : options.algorithm();
+        Algorithm algorithm = Algorithm.resolve(op, requested);
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
         return new Prepared(op, dtype, count, root, reduceOp, algorithm, timeout, body);
     }
