@@ -51,6 +51,19 @@ public interface Communicator extends AutoCloseable {
         return allReduceAsync(tensor, op, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * Allreduces many tensors of one dtype as one operation (the bucketing primitive): they are packed into one
+     * buffer, reduced with one allreduce, and unpacked. The result of each element equals that of an allreduce
+     * of the concatenation.
+     */
+    void allReduceCoalesced(java.util.List<Tensor> tensors, ReduceOp op, CollectiveOptions options);
+
+    Work allReduceCoalescedAsync(java.util.List<Tensor> tensors, ReduceOp op, CollectiveOptions options);
+
+    default void allReduceCoalesced(java.util.List<Tensor> tensors, ReduceOp op) {
+        allReduceCoalesced(tensors, op, CollectiveOptions.DEFAULT);
+    }
+
     // ---- broadcast
 
     /** Every rank ends with {@code root}'s {@code tensor}. */

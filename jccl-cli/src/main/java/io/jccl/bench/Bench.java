@@ -221,4 +221,41 @@ public final class Bench {
         }
         return wrong;
     }
+
+    /**
+     * DDP's bucketing primitive, measured: {@code tensors} float32 tensors of {@code elements} each, allreduced
+     * one call each and then as one coalesced call. Returns {median us per call-each round, median us coalesced}.
+     */
+    public static double[] coalesced(Communicator comm, int tensors, int elements, int iterations) {
+        List<float[]> arrays = new ArrayList<>();
+        List<Tensor> list = new ArrayList<>();
+        for (int i = 0; i < tensors; i++) {
+            float[] a = new float[elements];
+            arrays.add(a);
+            list.add(Tensor.of(a));
+        }
+        double[] each = new double[iterations];
+        double[] once = new double[iterations];
+        for (int it = -1; it < iterations; it++) {
+            comm.barrier();
+            long t0 = System.nanoTime();
+            for (Tensor t : list) {
+                comm.allReduce(t, ReduceOp.SUM);
+            }
+            long t1 = System.nanoTime();
+            comm.barrier();
+            long t2 = System.nanoTime();
+            comm.allReduceCoalesced(list, ReduceOp.SUM);
+            long t3 = System.nanoTime();
+            if (it >= 0) {
+                each[it] = (t1 - t0) / 1e3;
+                once[it] = (t3 - t2) / 1e3;
+            }
+        }
+        comm.allReduce(Tensor.of(each), ReduceOp.MAX);
+        comm.allReduce(Tensor.of(once), ReduceOp.MAX);
+        Arrays.sort(each);
+        Arrays.sort(once);
+        return new double[] {each[iterations / 2], once[iterations / 2]};
+    }
 }

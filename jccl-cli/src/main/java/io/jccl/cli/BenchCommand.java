@@ -71,6 +71,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo.")
     List<String> compare;
 
+    @Option(names = "--coalesced", description = "Also time 1,000 tensors of 4 KiB allreduced one call each against "
+            + "one coalesced call (threads only).")
+    boolean coalesced;
+
     @Option(names = "--json", description = "Also write the rows as JSON to this file.")
     File json;
 
@@ -137,6 +141,15 @@ public final class BenchCommand implements Callable<Integer> {
                             r.algbw(), r.busbw(), r.wrong, peer);
                 }
             }
+        }
+        if (coalesced) {
+            int iters = Math.max(3, (int) (11 * scale));
+            double[] t = Jccl.runThreads(ranks, comm -> Bench.coalesced(comm, 1000, 1024, iters)).get(0);
+            out.println();
+            out.printf(Locale.ROOT, "# coalesced allreduce, 1,000 float32 tensors of 4 KiB, %d ranks as threads "
+                    + "(median of %d)%n", ranks, iters);
+            out.printf(Locale.ROOT, "one call each: %.0f us, one coalesced call: %.0f us, ratio %.1fx%n", t[0], t[1],
+                    t[0] / t[1]);
         }
         if (json != null) {
             writeJson(series, gloo, bytes);

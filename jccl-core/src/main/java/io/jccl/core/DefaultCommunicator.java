@@ -153,15 +153,69 @@ public final class DefaultCommunicator implements Communicator {
         int world = size();
         return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, call -> {
             Buf b = t.stage();
-            if (call.signature().algorithm() == Algorithm.TREE) {
-                io.jccl.algorithm.BinomialTreeAllReduce.allReduce(call, b, op);
-            } else {
-                RingAllReduce.allReduce(call, b, op);
-            }
-            if (op == ReduceOp.AVG) {
-                Reductions.divide(b, world);
-            }
+            reduceAll(call, b, op, world);
             t.unstage(b);
+        });
+    }
+
+    /** The allreduce proper, by the call's algorithm, with AVG's division. */
+    private static void reduceAll(CollectiveCall call, Buf b, ReduceOp op, int world) {
+        if (call.signature().algorithm() == Algorithm.TREE) {
+            io.jccl.algorithm.BinomialTreeAllReduce.allReduce(call, b, op);
+        } else {
+            RingAllReduce.allReduce(call, b, op);
+        }
+        if (op == ReduceOp.AVG) {
+            Reductions.divide(b, world);
+        }
+    }
+
+    @Override
+    public void allReduceCoalesced(java.util.List<Tensor> tensors, ReduceOp op, CollectiveOptions options) {
+        runSync(prepareCoalesced(tensors, op, options));
+    }
+
+    @Override
+    public Work allReduceCoalescedAsync(java.util.List<Tensor> tensors, ReduceOp op, CollectiveOptions options) {
+        return runAsync(prepareCoalesced(tensors, op, options));
+    }
+
+    private Prepared prepareCoalesced(java.util.List<Tensor> tensors, ReduceOp op, CollectiveOptions o) {
+        if (tensors == null || tensors.isEmpty()) {
+            throw new IllegalArgumentException("allReduceCoalesced: no tensors");
+        }
+        DataType dt = tensors.get(0) == null ? null : tensors.get(0).dtype();
+        long total = 0;
+        for (Tensor t : tensors) {
+            requireTensor(OpType.ALL_REDUCE, t, "a tensor");
+            if (t.dtype() != dt) {
+                throw new IllegalArgumentException("allReduceCoalesced: every tensor must have one dtype: "
+                        + dt + " and " + t.dtype());
+            }
+            total += t.count();
+        }
+        if (total > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("allReduceCoalesced: " + total + " elements in all exceed one buffer");
+        }
+        requireOp(OpType.ALL_REDUCE, op, dt);
+        int world = size();
+        int n = (int) total;
+        return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, call -> {
+            Buf flat = Buf.allocate(dt, n);
+            int at = 0;
+            for (Tensor t : tensors) {
+                Buf b = t.stage();
+                b.copyTo(flat, at);
+                at += b.count();
+            }
+            reduceAll(call, flat, op, world);
+            at = 0;
+            for (Tensor t : tensors) {
+                Buf b = t.stage();
+                flat.copyTo(at, b, 0, b.count());
+                t.unstage(b);
+                at += b.count();
+            }
         });
     }
 

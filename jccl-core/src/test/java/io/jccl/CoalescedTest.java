@@ -1,0 +1,57 @@
+package io.jccl;
+
+import io.jccl.core.Buf;
+import io.jccl.core.Bufs;
+import io.jccl.reference.InputGenerator;
+import io.jccl.reference.ReferenceModel;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A coalesced allreduce equals, bit for bit, the allreduce of the concatenation. */
+class CoalescedTest {
+
+    @Test
+    void shouldEqualTheAllReduceOfTheConcatenation() {
+        int world = 3;
+        int[] sizes = {5, 0, 1024, 7, 333};
+        int total = 0;
+        for (int s : sizes) {
+            total += s;
+        }
+        List<Buf> flats = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            flats.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, total, 5, r));
+        }
+        Buf expected = ReferenceModel.allReduce(flats, ReduceOp.AVG);
+        List<Boolean> ok = Jccl.runThreads(world, comm -> {
+            Buf mine = flats.get(comm.rank());
+            List<Tensor> parts = new ArrayList<>();
+            List<float[]> arrays = new ArrayList<>();
+            int at = 0;
+            for (int s : sizes) {
+                float[] a = new float[s];
+                System.arraycopy(mine.array(), at, a, 0, s);
+                arrays.add(a);
+                parts.add(Tensor.of(a));
+                at += s;
+            }
+            comm.allReduceCoalesced(parts, ReduceOp.AVG);
+            float[] joined = new float[mine.count()];
+            at = 0;
+            for (float[] a : arrays) {
+                System.arraycopy(a, 0, joined, at, a.length);
+                at += a.length;
+            }
+            assertThrows(IllegalArgumentException.class,
+                    () -> comm.allReduceCoalesced(List.of(Tensor.of(new float[1]), Tensor.of(new double[1])),
+                            ReduceOp.SUM));
+            return Bufs.bitEqual(new Buf(DataType.FLOAT32, joined, 0, joined.length), expected);
+        });
+        ok.forEach(b -> assertTrue(b));
+    }
+}
