@@ -13,7 +13,6 @@ import io.jccl.transport.PeerLostException;
 import io.jccl.transport.Transport;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.AtomicBuffer;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
@@ -284,7 +283,7 @@ public final class ShmTransport implements Transport {
     }
 
     private IdleStrategy idleStrategy() {
-        return new BackoffIdleStrategy(maxSpins, 100, 1_000, 1_000_000);
+        return new WaitStrategy(maxSpins);
     }
 
     // ------------------------------------------------------------------ receive

@@ -1,0 +1,64 @@
+package io.jccl.transport.shm;
+
+import org.agrona.concurrent.IdleStrategy;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * How a rank waits for a peer through shared memory: spin (only while the ranks on this host do not outnumber its
+ * cores; a spinning rank would otherwise hold the core its peer needs), then {@link Thread#yield()} for a bounded
+ * time (a yield hands the core to a runnable peer and costs about a microsecond when there is none), then park
+ * for {@link #PARK_NANOS} at a time, so that a rank waiting long for a late peer uses almost no CPU. Linux's timer
+ * slack makes any park cost about 50 us, which is why yielding comes first. Not thread-safe: one per wait.
+ */
+final class WaitStrategy implements IdleStrategy {
+    /** How long a wait yields before it parks. */
+    static final long YIELD_NANOS = 20_000_000L;
+    static final long PARK_NANOS = 1_000_000L;
+
+    private final int maxSpins;
+    private int spins;
+    private long yieldingSince;
+
+    WaitStrategy(int maxSpins) {
+        this.maxSpins = maxSpins;
+    }
+
+    @Override
+    public void idle(int workCount) {
+        if (workCount > 0) {
+            reset();
+        } else {
+            idle();
+        }
+    }
+
+    @Override
+    public void idle() {
+        if (spins < maxSpins) {
+            spins++;
+            Thread.onSpinWait();
+            return;
+        }
+        long now = System.nanoTime();
+        if (yieldingSince == 0) {
+            yieldingSince = now;
+        }
+        if (now - yieldingSince < YIELD_NANOS) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(PARK_NANOS);
+        }
+    }
+
+    @Override
+    public void reset() {
+        spins = 0;
+        yieldingSince = 0;
+    }
+
+    @Override
+    public String alias() {
+        return "jccl-spin-yield-park";
+    }
+}
