@@ -133,6 +133,12 @@ public final class Bench {
                 Algorithm.available(op.type).contains(algorithm) ? algorithm : Algorithm.AUTO);
         String algoName = Algorithm.resolve(op.type, opts.algorithm()).name();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        // warm the JIT on the whole path before the first measured size, so that it is not charged to it
+        float[] warm = new float[Math.max(n, 256)];
+        for (int i = 0; i < Math.max(50, (int) (500 * scale)); i++) {
+            comm.barrier();
+            runOnce(comm, op, opts, warm, new float[warm.length], warm.length / n);
+        }
         for (long bytes : sizes) {
             int count = (int) Math.max(1, bytes / 4);
             if (op != Op.ALLREDUCE && op != Op.BROADCAST && op != Op.REDUCE) {
