@@ -151,6 +151,11 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "one call each: %.0f us, one coalesced call: %.0f us, ratio %.1fx%n", t[0], t[1],
                     t[0] / t[1]);
         }
+        for (File f : new File[] {json, plot}) {
+            if (f != null && f.getAbsoluteFile().getParentFile() != null) {
+                Files.createDirectories(f.getAbsoluteFile().getParentFile().toPath());
+            }
+        }
         if (json != null) {
             writeJson(series, gloo, bytes);
         }

@@ -97,12 +97,14 @@ public final class CollectiveCall {
         if (dst.count() > 0) {
             System.arraycopy(f.payload(), 0, dst.array(), dst.offset(), dst.count());
         }
+        transport.release(f);
     }
 
     /** Receives {@code acc.count()} elements from {@code peer} and reduces them into {@code acc}. */
     public void recvReduce(int peer, Buf acc, ReduceOp op) {
         Frame f = receive(peer, acc.count());
         Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), f.payload(), 0, acc.count());
+        transport.release(f);
     }
 
     private Frame receive(int peer, int expectedCount) {

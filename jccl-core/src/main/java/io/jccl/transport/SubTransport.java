@@ -71,6 +71,11 @@ public final class SubTransport implements Transport {
     }
 
     @Override
+    public void release(Frame frame) {
+        parent.release(frame);
+    }
+
+    @Override
     public void abortPeers(int[] peers, FrameHeader header, String reason) {
         int[] mapped = new int[peers.length];
         for (int i = 0; i < peers.length; i++) {

@@ -39,6 +39,13 @@ public interface Transport extends AutoCloseable {
     FrameHeader peekHeader(int src, int stream);
 
     /**
+     * The caller is done with a frame's payload (copied or reduced out of it); the transport may reuse the
+     * array. The default keeps nothing.
+     */
+    default void release(Frame frame) {
+    }
+
+    /**
      * Best effort, never blocks for long: delivers an abort frame ({@code header}, whose stream names the
      * communicator) carrying {@code reason} to each rank in {@code peers}.
      */

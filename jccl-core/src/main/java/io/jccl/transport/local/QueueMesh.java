@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 public final class QueueMesh {
     private final int size;
     private final Inbox[] inboxes;
+    private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
 
     private QueueMesh(int size) {
         if (size < 1) {
@@ -73,7 +74,7 @@ public final class QueueMesh {
         @Override
         public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
             int n = header.payloadCount();
-            Object copy = dtype.newArray(n);
+            Object copy = pool.take(dtype, n);
             if (n > 0) {
                 System.arraycopy(payload, offset, copy, 0, n);
             }
@@ -89,6 +90,13 @@ public final class QueueMesh {
         @Override
         public FrameHeader peekHeader(int src, int stream) {
             return inboxes[rank].peekHeader(src, stream);
+        }
+
+        @Override
+        public void release(Frame frame) {
+            if (!frame.header().isAbort()) {
+                pool.give(DataType.fromId(frame.header().dtype()), frame.payload());
+            }
         }
 
         @Override

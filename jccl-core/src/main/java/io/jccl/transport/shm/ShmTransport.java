@@ -71,6 +71,7 @@ public final class ShmTransport implements Transport {
     private final Path[] peerFiles;
     private final Reassembly[] partial;
     private final Inbox inbox;
+    private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
     private final int maxSpins;
     private volatile boolean closed;
     private long lastLivenessCheck;
@@ -323,7 +324,7 @@ public final class ShmTransport implements Transport {
                 }
                 r.header = h;
                 r.dtype = DataType.fromId(h.dtype());
-                r.array = r.dtype.newArray(h.payloadCount());
+                r.array = pool.take(r.dtype, h.payloadCount());
                 r.filled = 0;
             } else if (r.header == null) {
                 throw new FrameFormatException("a continuation fragment with no frame started");
@@ -411,6 +412,13 @@ public final class ShmTransport implements Transport {
     public FrameHeader peekHeader(int src, int stream) {
         progress();
         return inbox.peekHeader(src, stream);
+    }
+
+    @Override
+    public void release(Frame frame) {
+        if (!frame.header().isAbort()) {
+            pool.give(DataType.fromId(frame.header().dtype()), frame.payload());
+        }
     }
 
     @Override

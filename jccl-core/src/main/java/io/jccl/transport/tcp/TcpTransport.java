@@ -61,6 +61,7 @@ public final class TcpTransport implements Transport {
     private final TcpOptions options;
     private final ServerSocketChannel server;
     private final Inbox inbox;
+    private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
     private final Connection[] peers;
     private final ScheduledExecutorService watchdog;
     private final Thread acceptor;
@@ -398,8 +399,9 @@ public final class TcpTransport implements Transport {
         }
         int n = h.payloadCount();
         int perChunk = CHUNK_BYTES / dt.sizeBytes();
-        int capacity = bytes <= EAGER_ALLOCATION_BYTES ? n : (int) (EAGER_ALLOCATION_BYTES / dt.sizeBytes());
-        Object arr = dt.newArray(capacity);
+        Object arr = bytes <= EAGER_ALLOCATION_BYTES ? pool.take(dt, n)
+                : dt.newArray((int) (EAGER_ALLOCATION_BYTES / dt.sizeBytes()));
+        int capacity = java.lang.reflect.Array.getLength(arr);
         int done = 0;
         while (done < n) {
             int m = Math.min(perChunk, n - done);
@@ -451,6 +453,13 @@ public final class TcpTransport implements Transport {
     @Override
     public FrameHeader peekHeader(int src, int stream) {
         return inbox.peekHeader(src, stream);
+    }
+
+    @Override
+    public void release(Frame frame) {
+        if (!frame.header().isAbort()) {
+            pool.give(DataType.fromId(frame.header().dtype()), frame.payload());
+        }
     }
 
     @Override
