@@ -22,15 +22,17 @@ public final class RingReduce {
         if (p == 1) {
             return;
         }
-        Buf work = data.copyOf(0, data.count());
+        Buf work = call.scratchCopy(data);
         int[] bounds = GlooChunking.bounds(work.count(), work.dtype().sizeBytes(), p);
         RingAllReduce.reduceScatterPhase(call, work, op, bounds);
         call.step(p - 1, "gather to root");
         if (r != root) {
             call.send(root, RingAllReduce.chunk(work, bounds, r));
+            call.releaseScratch(work);
             return;
         }
         RingAllReduce.chunk(work, bounds, r).copyTo(data, bounds[r]);
+        call.releaseScratch(work);
         for (int peer = 0; peer < p; peer++) {
             if (peer != root) {
                 call.recvInto(peer, RingAllReduce.chunk(data, bounds, peer));

@@ -29,7 +29,7 @@ public final class RingReduceScatter {
             input.copyTo(output, 0);
             return;
         }
-        Buf work = input.copyOf(0, input.count());
+        Buf work = call.scratchCopy(input);
         int[] bounds = GlooChunking.bounds(work.count(), work.dtype().sizeBytes(), p);
         RingAllReduce.reduceScatterPhase(call, work, op, bounds);
         // pass 2: redistribute gloo chunk r over the output blocks
@@ -49,6 +49,7 @@ public final class RingReduceScatter {
                 call.recvInto(from, output.slice(recvLo - r * block, recvHi - recvLo));
             }
         }
+        call.releaseScratch(work);
     }
 
     private static void copyOverlap(Buf work, int lo, int hi, int r, int block, Buf output) {

@@ -44,8 +44,16 @@ public final class CollectiveCall {
     private final java.util.BitSet peersSent = new java.util.BitSet();
     private final java.util.BitSet peersReceived = new java.util.BitSet();
 
+    private final io.jccl.transport.ArrayPool scratch;
+
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters) {
+        this(transport, stream, signature, timeout, counters, new io.jccl.transport.ArrayPool());
+    }
+
+    public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
+                          TrafficCounters counters, io.jccl.transport.ArrayPool scratch) {
+        this.scratch = scratch;
         this.transport = transport;
         this.stream = stream;
         this.signature = signature;
@@ -74,6 +82,17 @@ public final class CollectiveCall {
 
     public int currentStep() {
         return step;
+    }
+
+    /** A working copy of {@code src} from the communicator's pool; hand it back with {@link #releaseScratch}. */
+    public Buf scratchCopy(Buf src) {
+        Buf b = new Buf(src.dtype(), scratch.take(src.dtype(), src.count()), 0, src.count());
+        src.copyTo(b, 0);
+        return b;
+    }
+
+    public void releaseScratch(Buf b) {
+        scratch.give(b.dtype(), b.array());
     }
 
     /** Sends {@code data} to {@code peer}. */

@@ -50,6 +50,7 @@ public final class DefaultCommunicator implements Communicator {
     private final int communicatorId;
     private final CommunicatorConfig config;
     private final TrafficCounters counters = new TrafficCounters();
+    private final io.jccl.transport.ArrayPool scratch = new io.jccl.transport.ArrayPool();
     private final AtomicLongArray p2pSent;
     private final AtomicLongArray p2pReceived;
 
@@ -575,7 +576,7 @@ public final class DefaultCommunicator implements Communicator {
             }
             Signature sig = new Signature(p.op, seq, p.dtype, p.count, p.root, p.reduceOp, p.algorithm);
             CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout,
-                    counters);
+                    counters, scratch);
             counters.add(p.op, Counter.CALLS, 1);
             long startNanos = System.nanoTime();
             long startMicros = trace == null ? 0 : epochMicros();
