@@ -134,7 +134,7 @@ public final class Bench {
         String algoName = Algorithm.resolve(op.type, opts.algorithm()).name();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         // warm the JIT on the whole path before the first measured size, so that it is not charged to it
-        float[] warm = new float[Math.max(n, 256)];
+        float[] warm = new float[n * Math.max(1, 256 / n)];
         for (int i = 0; i < Math.max(50, (int) (500 * scale)); i++) {
             comm.barrier();
             runOnce(comm, op, opts, warm, new float[warm.length], warm.length / n);

@@ -52,6 +52,13 @@ public final class ArrayPool {
         return dt.newArray(1 << c);
     }
 
+    /** Takes back a received frame's payload (abort frames carry text, not pooled data). */
+    public void giveBack(Frame frame) {
+        if (!frame.header().isAbort()) {
+            give(DataType.fromId(frame.header().dtype()), frame.payload());
+        }
+    }
+
     /** Returns an array taken from this pool; anything else is left to the garbage collector. */
     public void give(DataType dt, Object array) {
         if (array == null || array.getClass() != dt.arrayClass()) {

@@ -13,6 +13,22 @@ public final class Frame {
         this.payload = payload;
     }
 
+    /**
+     * An abort frame a transport makes itself when {@code peer} is lost or leaves: it names {@code peer} as its
+     * source and carries {@code reason}; it reaches every communicator of the transport.
+     */
+    public static Frame peerGone(int peer, String reason) {
+        byte[] r = reason.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return new Frame(new FrameHeader(FrameDescriptor.TYPE_ABORT, 0, io.jccl.DataType.UINT8.id(), 0xFF, 0xFF, peer,
+                -1, -1, 0, 0, r.length, 0), r);
+    }
+
+    /** The header of the goodbye frame {@code source} sends when it closes cleanly. */
+    public static FrameHeader goodbye(int source) {
+        return new FrameHeader(FrameDescriptor.TYPE_GOODBYE, 0, io.jccl.DataType.UINT8.id(), 0xFF, 0xFF, source, -1, -1,
+                0, 0, 0, 0);
+    }
+
     public FrameHeader header() {
         return header;
     }

@@ -94,9 +94,7 @@ public final class QueueMesh {
 
         @Override
         public void release(Frame frame) {
-            if (!frame.header().isAbort()) {
-                pool.give(DataType.fromId(frame.header().dtype()), frame.payload());
-            }
+            pool.giveBack(frame);
         }
 
         @Override

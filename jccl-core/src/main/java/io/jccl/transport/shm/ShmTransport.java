@@ -319,7 +319,7 @@ public final class ShmTransport implements Transport {
             if (type == FIRST_FRAGMENT) {
                 FrameHeader h = FrameDescriptor.decode(bb);
                 if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
-                    inbox.peerClosed(src, lost(src, "rank " + src + " closed its communicator"));
+                    inbox.peerClosed(src, Frame.peerGone(src, "rank " + src + " closed its communicator"));
                     return;
                 }
                 r.header = h;
@@ -343,7 +343,7 @@ public final class ShmTransport implements Transport {
             }
         } catch (FrameFormatException | IllegalArgumentException e) {
             LOG.error("rank {}: corrupt frame in the ring from rank {}: {}", rank, src, e.getMessage());
-            inbox.peerLost(lost(src, "corrupt frame in the shared-memory ring from rank " + src + ": "
+            inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from rank " + src + ": "
                     + e.getMessage()));
         }
     }
@@ -392,7 +392,7 @@ public final class ShmTransport implements Transport {
                 } catch (IOException e) {
                     LOG.debug("cannot remove the segment of dead rank {}: {}", p, e.toString());
                 }
-                inbox.peerLost(lost(p, "rank " + p + " (pid " + pid + ") died: its process is gone (noticed while "
+                inbox.peerLost(Frame.peerGone(p, "rank " + p + " (pid " + pid + ") died: its process is gone (noticed while "
                         + doing + " rank " + peer + ")"));
                 if (doing.startsWith("sending") && p == peer) {
                     throw new PeerLostException(p, "rank " + p + " (pid " + pid + ") died: its process is gone "
@@ -400,12 +400,6 @@ public final class ShmTransport implements Transport {
                 }
             }
         }
-    }
-
-    private static Frame lost(int peer, String reason) {
-        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
-        return new Frame(new FrameHeader(FrameDescriptor.TYPE_ABORT, 0, DataType.UINT8.id(), 0xFF, 0xFF, peer, -1, -1,
-                0, 0, r.length, 0), r);
     }
 
     @Override
@@ -416,9 +410,7 @@ public final class ShmTransport implements Transport {
 
     @Override
     public void release(Frame frame) {
-        if (!frame.header().isAbort()) {
-            pool.give(DataType.fromId(frame.header().dtype()), frame.payload());
-        }
+        pool.giveBack(frame);
     }
 
     @Override
@@ -449,8 +441,7 @@ public final class ShmTransport implements Transport {
             return;
         }
         closed = true;
-        FrameHeader bye = new FrameHeader(FrameDescriptor.TYPE_GOODBYE, 0, DataType.UINT8.id(), 0xFF, 0xFF, rank, -1,
-                -1, 0, 0, 0, 0);
+        FrameHeader bye = Frame.goodbye(rank);
         for (int peer = 0; peer < size; peer++) {
             if (outbound[peer] != null && sendLocks[peer].tryLock()) {
                 try {

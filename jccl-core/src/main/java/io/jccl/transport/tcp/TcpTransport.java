@@ -356,7 +356,7 @@ public final class TcpTransport implements Transport {
                 FrameHeader h = FrameDescriptor.decode(in);
                 if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
                     c.goodbye = true;
-                    inbox.peerClosed(c.peer, lostFrame(c.peer, "rank " + c.peer + " closed its communicator"));
+                    inbox.peerClosed(c.peer, Frame.peerGone(c.peer, "rank " + c.peer + " closed its communicator"));
                     return;
                 }
                 inbox.deliver(c.peer, new Frame(h, readPayload(c, h, in)));
@@ -378,7 +378,7 @@ public final class TcpTransport implements Transport {
 
     private void lose(Connection c, String reason) {
         c.lostReason = reason;
-        inbox.peerLost(lostFrame(c.peer, reason));
+        inbox.peerLost(Frame.peerGone(c.peer, reason));
     }
 
     private Object readPayload(Connection c, FrameHeader h, ByteBuffer in) throws IOException {
@@ -434,15 +434,8 @@ public final class TcpTransport implements Transport {
         c.lostReason = "protocol error on the connection from rank " + c.peer + ": " + message;
         closeQuietly(c.channel);
         if (!closing) {
-            inbox.peerLost(lostFrame(c.peer, c.lostReason));
+            inbox.peerLost(Frame.peerGone(c.peer, c.lostReason));
         }
-    }
-
-    private Frame lostFrame(int peer, String reason) {
-        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
-        FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_ABORT, 0, DataType.UINT8.id(), 0xFF, 0xFF, peer, -1, -1,
-                0, 0, r.length, 0);
-        return new Frame(h, r);
     }
 
     @Override
@@ -457,9 +450,7 @@ public final class TcpTransport implements Transport {
 
     @Override
     public void release(Frame frame) {
-        if (!frame.header().isAbort()) {
-            pool.give(DataType.fromId(frame.header().dtype()), frame.payload());
-        }
+        pool.giveBack(frame);
     }
 
     @Override
@@ -485,8 +476,7 @@ public final class TcpTransport implements Transport {
             return;
         }
         closing = true;
-        FrameHeader bye = new FrameHeader(FrameDescriptor.TYPE_GOODBYE, 0, DataType.UINT8.id(), 0xFF, 0xFF, rank, -1,
-                -1, 0, 0, 0, 0);
+        FrameHeader bye = Frame.goodbye(rank);
         for (Connection c : peers) {
             if (c != null) {
                 try {

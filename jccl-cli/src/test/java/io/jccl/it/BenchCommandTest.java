@@ -1,0 +1,67 @@
+package io.jccl.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.jccl.cli.Main;
+import io.jccl.verify.GlooReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** jccl bench end to end (a short run: timings are printed, never asserted). */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class BenchCommandTest {
+
+    private static String run(String... args) {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        PrintStream old = System.out;
+        try {
+            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+            int status = new CommandLine(new Main()).execute(args);
+            assertEquals(0, status, buf.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(old);
+        }
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void shouldPrintNcclTestsColumnsWithNoWrongResults(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("rows.json");
+        Path png = dir.resolve("busbw.png");
+        String out = run("bench", "--ranks", "3", "--transport", "shm", "--ops", "allreduce,allgather,reducescatter,"
+                + "broadcast,alltoall,reduce", "--algorithms", "ring,tree", "--sizes", "4,1K,100K", "--scale", "0.02",
+                "--json", json.toString(), "--plot", png.toString());
+        assertTrue(out.contains("size        count    type  redop  root  algorithm     time(us)     algbw     busbw  "
+                + "#wrong"), out);
+        JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
+        assertEquals(3 * 7, rows.size(), "6 ops x 3 sizes, plus the tree allreduce");
+        for (JsonNode r : rows) {
+            assertEquals(0, r.get("wrong").asLong(), r.toString());
+            assertTrue(r.get("timeUs").asDouble() > 0);
+        }
+        assertTrue(Files.size(png) > 10_000);
+    }
+
+    @Test
+    void shouldMeasureGlooInTheSameRun() {
+        String[] why = new String[1];
+        // outside CI without torch this is reported as skipped; in CI torch is required and a missing one fails
+        org.junit.jupiter.api.Assumptions.assumeTrue(GlooReference.find(why) != null
+                || "true".equalsIgnoreCase(System.getenv("CI")), "torch not found: " + why[0]);
+        String out = run("bench", "--ranks", "2", "--sizes", "1K,64K", "--scale", "0.02", "--compare", "gloo");
+        assertTrue(out.contains("gloo(us)  gloo/jccl"), out);
+        assertEquals(2, out.lines().filter(l -> l.trim().matches("\\d+ +\\d+ +float .*")).count(), out);
+    }
+}
