@@ -20,7 +20,11 @@ public enum Algorithm {
     /** N-1 pairwise exchange steps (all-to-all). */
     PAIRWISE(4),
     /** Ring signature check then a dissemination barrier. */
-    DISSEMINATION(5);
+    DISSEMINATION(5),
+    /** Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather (allreduce). */
+    HALVING_DOUBLING(6),
+    /** Bruck's logarithmic allgather, for small blocks. */
+    BRUCK(7);
 
     private final int id;
 
@@ -40,8 +44,9 @@ public enum Algorithm {
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
             case ALL_REDUCE:
-                return EnumSet.of(RING, TREE);
+                return EnumSet.of(RING, TREE, HALVING_DOUBLING);
             case ALL_GATHER:
+                return EnumSet.of(RING, BRUCK);
             case REDUCE_SCATTER:
             case REDUCE:
                 return EnumSet.of(RING);
@@ -84,6 +89,10 @@ public enum Algorithm {
     }
 
     public static Algorithm parse(String name) {
-        return valueOf(name.trim().toUpperCase(Locale.ROOT));
+        String n = name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+        if (n.equals("HD") || n.equals("RABENSEIFNER")) {
+            return HALVING_DOUBLING;
+        }
+        return valueOf(n);
     }
 }

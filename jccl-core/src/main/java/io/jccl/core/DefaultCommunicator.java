@@ -161,10 +161,15 @@ public final class DefaultCommunicator implements Communicator {
 
     /** The allreduce proper, by the call's algorithm, with AVG's division. */
     private static void reduceAll(CollectiveCall call, Buf b, ReduceOp op, int world) {
-        if (call.signature().algorithm() == Algorithm.TREE) {
-            io.jccl.algorithm.BinomialTreeAllReduce.allReduce(call, b, op);
-        } else {
-            RingAllReduce.allReduce(call, b, op);
+        switch (call.signature().algorithm()) {
+            case TREE:
+                io.jccl.algorithm.BinomialTreeAllReduce.allReduce(call, b, op);
+                break;
+            case HALVING_DOUBLING:
+                io.jccl.algorithm.HalvingDoublingAllReduce.allReduce(call, b, op);
+                break;
+            default:
+                RingAllReduce.allReduce(call, b, op);
         }
         if (op == ReduceOp.AVG) {
             Reductions.divide(b, world);
@@ -258,7 +263,11 @@ public final class DefaultCommunicator implements Communicator {
                 "size x input = " + size() + " x " + in.count());
         return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, call -> {
             Buf ob = out.stage();
-            RingAllGather.allGather(call, in.stage(), ob);
+            if (call.signature().algorithm() == Algorithm.BRUCK) {
+                io.jccl.algorithm.BruckAllGather.allGather(call, in.stage(), ob);
+            } else {
+                RingAllGather.allGather(call, in.stage(), ob);
+            }
             out.unstage(ob);
         });
     }

@@ -16,13 +16,45 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The tree allreduce: exact where the order cannot matter (integers, MIN, MAX, bitwise), within the reordering
- * bound for float sums, and the same bits on every rank.
+ * The tree and halving-doubling allreduces: exact where the order cannot matter (integers, MIN, MAX, bitwise),
+ * within the reordering bound for float sums, and the same bits on every rank. Bruck's allgather: identical to the
+ * ring's. Over every transport, world sizes 1 to 9 (non-powers of two included).
  */
-class TreeAllReduceTest {
+class LogarithmicAlgorithmsTest {
 
-    @Property(tries = 60)
-    void shouldAgreeWithTheRing(@ForAll @IntRange(min = 1, max = 9) int world,
+    @net.jqwik.api.Provide
+    net.jqwik.api.Arbitrary<Algorithm> reducing() {
+        return net.jqwik.api.Arbitraries.of(Algorithm.TREE, Algorithm.HALVING_DOUBLING);
+    }
+
+    @Property(tries = 40)
+    void bruckAllGatherShouldEqualTheRing(@ForAll @IntRange(min = 1, max = 9) int world,
+                                          @ForAll @IntRange(min = 0, max = 50) int block, @ForAll DataType dtype,
+                                          @ForAll long seed, @ForAll TransportKind kind) throws Exception {
+        if (kind != TransportKind.LOCAL && world > 5) {
+            return;
+        }
+        List<Buf> in = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            in.add(InputGenerator.generate(dtype, ReduceOp.SUM, block, seed, r));
+        }
+        Buf expected = ReferenceModel.allGather(in);
+        List<RankHarness.Outcome<Buf>> out = RankHarness.run(kind, world, Duration.ofSeconds(20), comm -> {
+            Buf o = Buf.allocate(dtype, block * world);
+            Buf mine = in.get(comm.rank());
+            comm.allGather(Tensor.ofArray(dtype, mine.array(), 0, block), Tensor.ofArray(dtype, o.array(), 0,
+                    block * world), CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.BRUCK));
+            return o;
+        });
+        for (RankHarness.Outcome<Buf> o : out) {
+            assertNull(o.error);
+            assertTrue(Bufs.bitEqual(o.value, expected));
+        }
+    }
+
+    @Property(tries = 80)
+    void shouldAgreeWithTheRing(@ForAll("reducing") Algorithm algorithm,
+                                @ForAll @IntRange(min = 1, max = 9) int world,
                                 @ForAll @IntRange(min = 0, max = 300) int count,
                                 @ForAll DataType dtype, @ForAll ReduceOp op, @ForAll long seed,
                                 @ForAll TransportKind kind) throws Exception {
@@ -37,7 +69,7 @@ class TreeAllReduceTest {
         List<RankHarness.Outcome<Buf>> out = RankHarness.run(kind, world, Duration.ofSeconds(20), comm -> {
             Buf mine = in.get(comm.rank()).copyOf(0, count);
             comm.allReduce(Tensor.ofArray(dtype, mine.array(), 0, count), op,
-                    CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.TREE));
+                    CollectiveOptions.DEFAULT.withAlgorithm(algorithm));
             return mine;
         });
         boolean orderFree = !dtype.isFloatingPoint() || op == ReduceOp.MIN || op == ReduceOp.MAX;
@@ -45,7 +77,7 @@ class TreeAllReduceTest {
             assertNull(o.error);
             assertTrue(Bufs.bitEqual(o.value, out.get(0).value), "every rank holds the same bits");
             if (orderFree) {
-                assertTrue(Bufs.bitEqual(o.value, ring), dtype + " " + op + " must be exact");
+                assertTrue(Bufs.bitEqual(o.value, ring), algorithm + " " + dtype + " " + op + " must be exact");
             } else if (op == ReduceOp.SUM && (dtype == DataType.FLOAT32 || dtype == DataType.FLOAT64)) {
                 double u = dtype == DataType.FLOAT32 ? 0x1p-24 : 0x1p-53;
                 for (int i = 0; i < count; i++) {

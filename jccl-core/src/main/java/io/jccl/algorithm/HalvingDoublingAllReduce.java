@@ -1,0 +1,96 @@
+package io.jccl.algorithm;
+
+import io.jccl.ReduceOp;
+import io.jccl.core.Buf;
+import io.jccl.core.CollectiveCall;
+
+/**
+ * Rabenseifner's allreduce: recursive-halving reduce-scatter, then recursive-doubling allgather, for any world
+ * size. With p2 the largest power of two not above P and rem = P - p2, the first 2 rem ranks pair up first: each
+ * even one sends its whole buffer to the odd one above it, which reduces it, and waits for the result at the end;
+ * the remaining p2 ranks run the power-of-two algorithm.
+ *
+ * <p>Halving, rounds k = 1..log2 p2 with distance d = p2 / 2^k: a rank and its partner (virtual rank xor d) split
+ * their current range in two; the lower keeps the lower half, sends the upper and reduces the partner's lower half
+ * into its own; after the last round each rank owns 1/p2 of the buffer, reduced. Doubling retraces the rounds,
+ * exchanging owned ranges. Cost: 2 log2 p2 (+2) steps, 2T(p2-1)/p2 bytes per rank (+T for the paired ranks):
+ * the ring's bandwidth in logarithmic latency. The summation order is a tree per element, so floats agree with
+ * gloo within the bound of docs/verification.md; every rank gets the same bits.
+ */
+public final class HalvingDoublingAllReduce {
+    private HalvingDoublingAllReduce() {
+    }
+
+    public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
+        int p = call.size();
+        int r = call.rank();
+        if (p == 1) {
+            return;
+        }
+        int p2 = Integer.highestOneBit(p);
+        int rem = p - p2;
+        int rounds = Integer.numberOfTrailingZeros(p2);
+        call.step(0, "fold to a power of two");
+        int v; // virtual rank among p2, or -1 for a folded-away rank
+        if (r < 2 * rem) {
+            if ((r & 1) == 0) {
+                call.send(r + 1, data);
+                v = -1;
+            } else {
+                call.recvReduce(r - 1, data, op);
+                v = r / 2;
+            }
+        } else {
+            v = r - rem;
+        }
+        if (v >= 0) {
+            int n = data.count();
+            int[] lo = new int[rounds + 1];
+            int[] hi = new int[rounds + 1];
+            lo[0] = 0;
+            hi[0] = n;
+            for (int k = 0; k < rounds; k++) {
+                int d = p2 >> (k + 1);
+                int partner = real(v ^ d, rem);
+                int mid = lo[k] + (hi[k] - lo[k]) / 2;
+                call.step(1 + k, "recursive halving");
+                if ((v & d) == 0) {
+                    call.send(partner, data.slice(mid, hi[k] - mid));
+                    call.recvReduce(partner, data.slice(lo[k], mid - lo[k]), op);
+                    lo[k + 1] = lo[k];
+                    hi[k + 1] = mid;
+                } else {
+                    call.send(partner, data.slice(lo[k], mid - lo[k]));
+                    call.recvReduce(partner, data.slice(mid, hi[k] - mid), op);
+                    lo[k + 1] = mid;
+                    hi[k + 1] = hi[k];
+                }
+            }
+            for (int k = rounds - 1; k >= 0; k--) {
+                int d = p2 >> (k + 1);
+                int partner = real(v ^ d, rem);
+                int mid = lo[k] + (hi[k] - lo[k]) / 2;
+                call.step(1 + rounds + (rounds - 1 - k), "recursive doubling");
+                call.send(partner, data.slice(lo[k + 1], hi[k + 1] - lo[k + 1]));
+                if ((v & d) == 0) {
+                    call.recvInto(partner, data.slice(mid, hi[k] - mid));
+                } else {
+                    call.recvInto(partner, data.slice(lo[k], mid - lo[k]));
+                }
+            }
+        }
+        call.step(1 + 2 * rounds, "unfold");
+        if (r < 2 * rem) {
+            if ((r & 1) == 0) {
+                call.recvInto(r + 1, data);
+            } else {
+                call.send(r - 1, data);
+            }
+        }
+    }
+
+    /** The real rank of virtual rank {@code v}. */
+    private static int real(int v, int rem) {
+        return v < rem ? 2 * v + 1 : v + rem;
+    }
+}
