@@ -7,8 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.jccl.Algorithm;
 import io.jccl.Jccl;
 import io.jccl.bench.Bench;
-import io.jccl.launch.Launcher;
-import io.jccl.security.JobSecret;
+import io.jccl.launch.WorkDir;
 import io.jccl.verify.GlooReference;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
@@ -23,7 +22,6 @@ import picocli.CommandLine.Option;
 import java.io.File;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -169,29 +167,17 @@ public final class BenchCommand implements Callable<Integer> {
         if (transport.equals("threads")) {
             return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale)).get(0);
         }
-        Path dir = Files.createTempDirectory("jccl-bench-");
-        try {
-            String java = ProcessHandle.current().info().command().orElse("java");
-            List<String> cmd = new ArrayList<>(List.of(java, "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-                    "io.jccl.cli.Main", "bench-worker", dir.resolve("rows.json").toString(), op.name(),
-                    algorithm.name(), Double.toString(scale)));
+        try (WorkDir work = WorkDir.create("jccl-bench-")) {
+            List<String> args = new ArrayList<>(List.of("bench-worker", work.resolve("rows.json").toString(),
+                    op.name(), algorithm.name(), Double.toString(scale)));
             for (long b : bytes) {
-                cmd.add(Long.toString(b));
+                args.add(Long.toString(b));
             }
-            Path log = dir.resolve("log.txt");
-            int status;
-            try (PrintStream logOut = new PrintStream(Files.newOutputStream(log), true, StandardCharsets.UTF_8)) {
-                status = new Launcher(ranks, 1, 0, "127.0.0.1", 0, transport, JobSecret.generate(), cmd, Map.of(),
-                        logOut).run();
-            }
+            int status = work.runWorkers(ranks, transport, "1g", args);
             if (status != 0) {
-                throw new IllegalStateException("bench workers failed: " + String.join("\n", Files.readAllLines(log)));
+                throw new IllegalStateException("bench workers failed: " + work.logTail(30));
             }
-            return BenchWorkerCommand.read(dir.resolve("rows.json"), op, ranks);
-        } finally {
-            try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            return BenchWorkerCommand.read(work.resolve("rows.json"), op, ranks);
         }
     }
 
@@ -201,8 +187,8 @@ public final class BenchCommand implements Callable<Integer> {
             throw new IllegalStateException("--compare gloo: " + why[0] + "; install it with '"
                     + GlooReference.INSTALL_HINT + "'");
         }
-        Path dir = Files.createTempDirectory("jccl-gloo-bench-");
-        try {
+        try (WorkDir work = WorkDir.create("jccl-gloo-bench-")) {
+            Path dir = work.path();
             Path script = dir.resolve("gloo_bench.py");
             try (InputStream in = Bench.class.getResourceAsStream("gloo_bench.py")) {
                 Files.copy(in, script);
@@ -224,10 +210,6 @@ public final class BenchCommand implements Callable<Integer> {
                 t[i] = rows.get(i).get("medianUs").asDouble();
             }
             return t;
-        } finally {
-            try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
         }
     }
 

@@ -2,8 +2,7 @@ package io.jccl.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.jccl.Jccl;
-import io.jccl.launch.Launcher;
-import io.jccl.security.JobSecret;
+import io.jccl.launch.WorkDir;
 import io.jccl.train.TrainConfig;
 import io.jccl.train.Trainer;
 import org.jfree.chart.ChartFactory;
@@ -17,7 +16,6 @@ import picocli.CommandLine.Option;
 
 import java.io.File;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -160,29 +158,16 @@ public final class TrainCommand implements Callable<Integer> {
         if (!transport.equals("shm") && !transport.equals("tcp")) {
             throw new IllegalArgumentException("--transport must be threads, shm or tcp, got " + transport);
         }
-        Path dir = Files.createTempDirectory("jccl-train-");
-        try {
-            ObjectMapper json = new ObjectMapper();
-            json.writeValue(dir.resolve("config.json").toFile(), cfg);
-            String java = ProcessHandle.current().info().command().orElse("java");
-            List<String> cmd = List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                    "io.jccl.cli.Main", "train-worker", dir.toString(), mode.name());
-            Path log = dir.resolve("workers.log");
-            int status;
-            try (PrintStream logOut = new PrintStream(Files.newOutputStream(log), true, StandardCharsets.UTF_8)) {
-                status = new Launcher(ranks, 1, 0, "127.0.0.1", 0, transport, JobSecret.generate(), cmd, Map.of(),
-                        logOut).run();
-            }
-            Path result = dir.resolve("result.json");
+        try (WorkDir work = WorkDir.create("jccl-train-")) {
+            new ObjectMapper().writeValue(work.resolve("config.json").toFile(), cfg);
+            int status = work.runWorkers(ranks, transport, "256m", List.of("train-worker", work.path().toString(),
+                    mode.name()));
+            Path result = work.resolve("result.json");
             if (status != 0 || !Files.exists(result)) {
                 throw new IllegalStateException(mode + " over " + transport + " failed (status " + status + "): "
-                        + String.join("\n", Files.readAllLines(log)));
+                        + work.logTail(30));
             }
             return TrainWorkerCommand.read(result, mode);
-        } finally {
-            try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
         }
     }
 

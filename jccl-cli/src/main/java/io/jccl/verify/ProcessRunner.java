@@ -6,19 +6,14 @@ import io.jccl.Communicator;
 import io.jccl.CommunicatorConfig;
 import io.jccl.Jccl;
 import io.jccl.core.Buf;
-import io.jccl.launch.Launcher;
-import io.jccl.security.JobSecret;
 
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -59,26 +54,18 @@ final class ProcessRunner implements CaseRunner {
 
     @Override
     public void runAll(List<VerifyCase> cases, OutcomeSink sink) throws IOException, InterruptedException {
-        Path dir = Files.createTempDirectory("jccl-verify-");
-        try {
+        try (io.jccl.launch.WorkDir work = io.jccl.launch.WorkDir.create("jccl-verify-")) {
+            Path dir = work.path();
             CaseFile.write(dir, world, cases);
-            String java = ProcessHandle.current().info().command().orElse("java");
-            List<String> cmd = List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                    "io.jccl.cli.Main", "verify-worker", dir.toString(), algorithm.name(),
-                    Long.toString(timeout.toMillis()), Integer.toString(trafficCount));
-            Path log = dir.resolve("workers.log");
-            int status;
-            try (PrintStream out = new PrintStream(Files.newOutputStream(log), true, StandardCharsets.UTF_8)) {
-                status = new Launcher(world, 1, 0, "127.0.0.1", 0, transport, JobSecret.generate(), cmd, Map.of(),
-                        out).run();
-            }
+            int status = work.runWorkers(world, transport, "512m", List.of("verify-worker", dir.toString(),
+                    algorithm.name(), Long.toString(timeout.toMillis()), Integer.toString(trafficCount)));
             if (trafficCount > 0) {
                 trafficCounters = new ArrayList<>();
                 for (int r = 0; r < world; r++) {
                     Path f = dir.resolve("traffic_" + r + ".txt");
                     if (!Files.exists(f)) {
                         throw new IOException("rank " + r + " reported no byte counters (status " + status + "): "
-                                + tail(log));
+                                + work.logTail(10));
                     }
                     trafficCounters.add(Arrays.stream(Files.readString(f).trim().split(","))
                             .mapToLong(Long::parseLong).toArray());
@@ -101,15 +88,11 @@ final class ProcessRunner implements CaseRunner {
                         outputs.add(null);
                         if (c.hasOutput(r) && error == null) {
                             error = new IOException("rank " + r + " produced nothing for case " + c.id()
-                                    + " (workers exited with status " + status + "): " + tail(log));
+                                    + " (workers exited with status " + status + "): " + work.logTail(10));
                         }
                     }
                 }
                 sink.accept(c, new Outcome(outputs, error, JcclRunner.algorithmFor(algorithm, c.primitive()).name()));
-            }
-        } finally {
-            try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
     }
@@ -122,11 +105,6 @@ final class ProcessRunner implements CaseRunner {
             return new IllegalArgumentException(msg);
         }
         return new IOException(cls + ": " + msg);
-    }
-
-    private static String tail(Path log) throws IOException {
-        List<String> lines = Files.readAllLines(log);
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 10), lines.size()));
     }
 
     /** The worker side: this process's rank of every case, written to files in {@code dir}. */
