@@ -38,8 +38,8 @@ import java.util.concurrent.TimeUnit;
             "Measures collectives in nccl-tests' form: size, count, type, redop, root, time, algbw, busbw, #wrong "
                 + "(GB = 1e9; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and "
                 + "all_to_all, 1 for broadcast and reduce). Method: barrier before every op, per-op time = max over "
-                + "ranks, median over iterations (iterations scale with size). With --compare gloo, torch's gloo "
-                + "runs the same sizes in the same session and each row shows gloo's time and the ratio."})
+                + "ranks, median over iterations (iterations scale with size). With --compare gloo,mpi, torch's gloo "
+                + "and Open MPI run the same sizes in the same session and each row shows their time and the ratio."})
 public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--ops", split = ",", defaultValue = "allreduce",
@@ -66,7 +66,8 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
     double scale;
 
-    @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo.")
+    @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo (torch's, via "
+            + "/usr/bin/python3), mpi (Open MPI: mpicc and mpirun on the PATH).")
     List<String> compare;
 
     @Option(names = "--coalesced", description = "Also time 1,000 tensors of 4 KiB allreduced one call each against "
@@ -102,18 +103,26 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "# jccl bench: %d ranks as %s, float32, SUM, method: barrier, op; max over ranks; "
                 + "median over iterations%n", ranks, transport.equals("threads") ? "threads" : transport + " processes");
         Map<String, List<Bench.Row>> series = new LinkedHashMap<>();
-        Map<String, double[]> gloo = new LinkedHashMap<>();
+        Map<String, Map<String, double[]>> peers = new LinkedHashMap<>();
+        List<String> peerNames = compare == null ? List.of() : compare;
+        for (String peer : peerNames) {
+            if (!peer.equals("gloo") && !peer.equals("mpi")) {
+                throw new IllegalArgumentException("--compare takes gloo and/or mpi, got " + peer);
+            }
+            peers.put(peer, new LinkedHashMap<>());
+        }
         boolean ok = true;
         for (String o : ops) {
             Bench.Op op = Bench.Op.parse(o);
-            if (compare != null && compare.contains("gloo")) {
-                gloo.put(op.label(), glooTimes(op, bytes));
+            StringBuilder head = new StringBuilder();
+            for (String peer : peerNames) {
+                peers.get(peer).put(op.label(), peer.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
+                head.append(String.format(" %12s %10s", peer + "(us)", peer + "/jccl"));
             }
             out.println();
             out.printf("# %s%n", op.label());
             out.printf("%12s %12s %7s %6s %5s %10s %12s %9s %9s %7s%s%n", "size", "count", "type", "redop", "root",
-                    "algorithm", "time(us)", "algbw", "busbw", "#wrong",
-                    gloo.containsKey(op.label()) ? String.format("%12s %10s", "gloo(us)", "gloo/jccl") : "");
+                    "algorithm", "time(us)", "algbw", "busbw", "#wrong", head);
             java.util.Set<Algorithm> done = java.util.EnumSet.noneOf(Algorithm.class);
             for (String a : algorithms) {
                 Algorithm requested = Algorithm.parse(a);
@@ -127,10 +136,10 @@ public final class BenchCommand implements Callable<Integer> {
                 for (int i = 0; i < rows.size(); i++) {
                     Bench.Row r = rows.get(i);
                     ok &= r.wrong == 0;
-                    String peer = "";
-                    double[] g = gloo.get(op.label());
-                    if (g != null) {
-                        peer = String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs);
+                    StringBuilder peer = new StringBuilder();
+                    for (String name : peerNames) {
+                        double[] g = peers.get(name).get(op.label());
+                        peer.append(String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs));
                     }
                     out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %10s %12.2f %9.3f %9.3f %7d%s%n", r.bytes, r.count,
                             "float", op == Bench.Op.ALLREDUCE || op == Bench.Op.REDUCE
@@ -155,10 +164,10 @@ public final class BenchCommand implements Callable<Integer> {
             }
         }
         if (json != null) {
-            writeJson(series, gloo, bytes);
+            writeJson(series, peers);
         }
         if (plot != null) {
-            writePlot(series, gloo, bytes);
+            writePlot(series, peers);
         }
         return ok ? 0 : 1;
     }
@@ -213,7 +222,46 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private void writeJson(Map<String, List<Bench.Row>> series, Map<String, double[]> gloo, long[] bytes)
+    /** Open MPI on the same sizes: the project's mpi_bench.c, compiled with mpicc, run with mpirun. */
+    private double[] mpiTimes(Bench.Op op, long[] bytes) throws Exception {
+        try (WorkDir work = WorkDir.create("jccl-mpi-bench-")) {
+            Path src = work.resolve("mpi_bench.c");
+            try (InputStream in = Bench.class.getResourceAsStream("mpi_bench.c")) {
+                Files.copy(in, src);
+            }
+            Path exe = work.resolve("mpi_bench");
+            Process cc;
+            try {
+                cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
+                        .redirectOutput(work.log().toFile()).start();
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("--compare mpi: mpicc not found; install Open MPI with "
+                        + "'apt-get install -y openmpi-bin libopenmpi-dev'", e);
+            }
+            if (!cc.waitFor(5, TimeUnit.MINUTES) || cc.exitValue() != 0) {
+                throw new IllegalStateException("mpicc failed: " + work.logTail(20));
+            }
+            Path outFile = work.resolve("out.json");
+            List<String> cmd = new ArrayList<>(List.of("mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+                    Integer.toString(ranks), exe.toString(), outFile.toString(), op.label(), Double.toString(scale)));
+            for (long b : bytes) {
+                cmd.add(Long.toString(b));
+            }
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(work.log().toFile()).start();
+            if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new IllegalStateException("mpirun failed: " + work.logTail(20));
+            }
+            JsonNode rows = new ObjectMapper().readTree(outFile.toFile());
+            double[] t = new double[rows.size()];
+            for (int i = 0; i < t.length; i++) {
+                t[i] = rows.get(i).get("medianUs").asDouble();
+            }
+            return t;
+        }
+    }
+
+    private void writeJson(Map<String, List<Bench.Row>> series, Map<String, Map<String, double[]>> peers)
             throws java.io.IOException {
         ObjectMapper m = new ObjectMapper();
         ObjectNode root = m.createObjectNode();
@@ -233,16 +281,15 @@ public final class BenchCommand implements Callable<Integer> {
                 n.put("busbw", r.busbw());
                 n.put("wrong", r.wrong);
                 n.put("cpuSecondsPerOpRank0", r.cpuSecondsPerOp);
-                double[] g = gloo.get(r.op.label());
-                if (g != null) {
-                    n.put("glooTimeUs", g[i]);
+                for (Map.Entry<String, Map<String, double[]>> p : peers.entrySet()) {
+                    n.put(p.getKey() + "TimeUs", p.getValue().get(r.op.label())[i]);
                 }
             }
         }
         m.writerWithDefaultPrettyPrinter().writeValue(json, root);
     }
 
-    private void writePlot(Map<String, List<Bench.Row>> series, Map<String, double[]> gloo, long[] bytes)
+    private void writePlot(Map<String, List<Bench.Row>> series, Map<String, Map<String, double[]>> peers)
             throws java.io.IOException {
         XYSeriesCollection data = new XYSeriesCollection();
         for (Map.Entry<String, List<Bench.Row>> e : series.entrySet()) {
@@ -252,16 +299,18 @@ public final class BenchCommand implements Callable<Integer> {
             }
             data.addSeries(s);
         }
-        for (Map.Entry<String, double[]> e : gloo.entrySet()) {
-            XYSeries s = new XYSeries("gloo " + e.getKey());
-            Bench.Op op = Bench.Op.parse(e.getKey());
-            List<Bench.Row> any = series.get(series.keySet().stream().filter(k -> k.startsWith(e.getKey() + " "))
-                    .findFirst().orElseThrow());
-            for (int i = 0; i < any.size(); i++) {
-                double algbw = any.get(i).bytes / (e.getValue()[i] * 1e-6) / 1e9;
-                s.add(any.get(i).bytes, Math.max(1e-6, algbw * op.busFactor(ranks)));
+        for (Map.Entry<String, Map<String, double[]>> p : peers.entrySet()) {
+            for (Map.Entry<String, double[]> e : p.getValue().entrySet()) {
+                XYSeries s = new XYSeries(p.getKey() + " " + e.getKey());
+                Bench.Op op = Bench.Op.parse(e.getKey());
+                List<Bench.Row> any = series.get(series.keySet().stream().filter(k -> k.startsWith(e.getKey() + " "))
+                        .findFirst().orElseThrow());
+                for (int i = 0; i < any.size(); i++) {
+                    double algbw = any.get(i).bytes / (e.getValue()[i] * 1e-6) / 1e9;
+                    s.add(any.get(i).bytes, Math.max(1e-6, algbw * op.busFactor(ranks)));
+                }
+                data.addSeries(s);
             }
-            data.addSeries(s);
         }
         JFreeChart chart = ChartFactory.createXYLineChart("busbw, " + ranks + " ranks, " + transport, "bytes",
                 "busbw (GB/s)", data, PlotOrientation.VERTICAL, true, false, false);
