@@ -31,7 +31,7 @@ enum TransportKind {
             for (int r = 0; r < world; r++) {
                 int rank = r;
                 futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
-                        TcpTransport.connect(rank, world, store, TcpOptions.loopback(secret)), config)));
+                        TcpTransport.connect(rank, world, store, TcpOptions.loopback(secret)), config), THREADS));
             }
             List<Communicator> comms = new ArrayList<>();
             for (CompletableFuture<Communicator> f : futures) {
@@ -48,7 +48,8 @@ enum TransportKind {
             for (int r = 0; r < world; r++) {
                 int rank = r;
                 futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(ShmTransport.connect(rank,
-                        world, store, ShmTransport.defaultDirectory(), 64 << 10, Duration.ofSeconds(30)), config)));
+                        world, store, ShmTransport.defaultDirectory(), 64 << 10, Duration.ofSeconds(30)), config),
+                        THREADS));
             }
             List<Communicator> comms = new ArrayList<>();
             for (CompletableFuture<Communicator> f : futures) {
@@ -60,9 +61,19 @@ enum TransportKind {
 
     abstract List<Communicator> create(int world, CommunicatorConfig config);
 
+    /**
+     * A thread per task: ranks block on each other while connecting, so they must not share a bounded pool
+     * (the common pool has one thread on a 2-core machine, and on newer JDKs CompletableFuture uses it).
+     */
+    static final java.util.concurrent.Executor THREADS = r -> {
+        Thread t = new Thread(r, "jccl-test-rank");
+        t.setDaemon(true);
+        t.start();
+    };
+
     /** Closes every communicator at once (a TCP close waits briefly for the peers' goodbyes). */
     static void closeAll(List<Communicator> comms) {
-        CompletableFuture.allOf(comms.stream().map(c -> CompletableFuture.runAsync(c::close))
+        CompletableFuture.allOf(comms.stream().map(c -> CompletableFuture.runAsync(c::close, THREADS))
                 .toArray(CompletableFuture[]::new)).join();
     }
 

@@ -43,7 +43,11 @@ class TcpFrameValidationTest {
         JobSecret secret = JobSecret.generate();
         CompletableFuture<Communicator> rank0 = CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
                 TcpTransport.connect(0, 2, store, TcpOptions.loopback(secret)),
-                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))));
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))), r -> {
+                    Thread t = new Thread(r);
+                    t.setDaemon(true);
+                    t.start();
+                });
         String addr = store.getString("tcp/addr/0", Duration.ofSeconds(10));
         store.setString("tcp/addr/1", "127.0.0.1:1"); // the impostor never listens
         try (Socket s = new Socket()) {

@@ -31,6 +31,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Intruders at a rank's port are refused without disturbing the job; stores authenticate too. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpSecurityTest {
+    private static final java.util.concurrent.Executor THREADS = r -> {
+        Thread t = new Thread(r);
+        t.setDaemon(true);
+        t.start();
+    };
 
     private static List<Communicator> job(int world, InMemoryStore store, JobSecret secret) {
         List<CompletableFuture<Communicator>> fs = new ArrayList<>();
@@ -38,7 +43,7 @@ class TcpSecurityTest {
             int rank = r;
             fs.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
                     TcpTransport.connect(rank, world, store, TcpOptions.loopback(secret)),
-                    CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(20)))));
+                    CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(20))), THREADS));
         }
         List<Communicator> comms = new ArrayList<>();
         fs.forEach(f -> comms.add(f.join()));
@@ -52,7 +57,7 @@ class TcpSecurityTest {
                 float[] x = {c.rank(), 1};
                 c.allReduce(x, ReduceOp.SUM);
                 return x;
-            }));
+            }, THREADS));
         }
         for (CompletableFuture<float[]> f : fs) {
             assertArrayEquals(new float[] {3, 3}, f.join());
