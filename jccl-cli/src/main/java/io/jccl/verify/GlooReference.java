@@ -11,12 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The real torch.distributed gloo backend, driven through {@code gloo_reference.py}: one batch of cases per world
@@ -107,11 +105,11 @@ public final class GlooReference {
 
     /** The results of one launch; closing it deletes their files. */
     public static final class Batch implements AutoCloseable {
-        private final Path dir;
+        private final io.jccl.launch.WorkDir work;
         private final Map<Integer, Result> results;
 
-        Batch(Path dir, Map<Integer, Result> results) {
-            this.dir = dir;
+        Batch(io.jccl.launch.WorkDir work, Map<Integer, Result> results) {
+            this.work = work;
             this.results = results;
         }
 
@@ -121,14 +119,15 @@ public final class GlooReference {
 
         @Override
         public void close() throws IOException {
-            deleteTree(dir);
+            work.close();
         }
     }
 
     /** Runs every case (all of one world size) in one torch launch. */
     public Batch run(int world, List<VerifyCase> cases, Duration timeout) throws IOException,
             InterruptedException {
-        Path dir = Files.createTempDirectory("jccl-gloo-");
+        io.jccl.launch.WorkDir work = io.jccl.launch.WorkDir.create("jccl-gloo-");
+        Path dir = work.path();
         boolean ok = false;
         try {
             CaseFile.write(dir, world, cases);
@@ -141,17 +140,17 @@ public final class GlooReference {
             try (InputStream in = GlooReference.class.getResourceAsStream("gloo_reference.py")) {
                 Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
             }
-            Path log = dir.resolve("log.txt");
+            Path log = work.log();
             Process p = new ProcessBuilder(python, script.toString(), dir.toString())
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();
                 throw new IOException("gloo reference did not finish within " + timeout.toSeconds() + " s: "
-                        + tail(log));
+                        + work.logTail(15));
             }
             if (p.exitValue() != 0 || !Files.exists(dir.resolve("results.json"))) {
-                throw new IOException("gloo reference failed (exit " + p.exitValue() + "): " + tail(log));
+                throw new IOException("gloo reference failed (exit " + p.exitValue() + "): " + work.logTail(15));
             }
             JsonNode res = JSON.readTree(dir.resolve("results.json").toFile()).get("cases");
             Map<Integer, Result> out = new HashMap<>();
@@ -170,25 +169,11 @@ public final class GlooReference {
                 }
             }
             ok = true;
-            return new Batch(dir, out);
+            return new Batch(work, out);
         } finally {
             if (!ok) {
-                deleteTree(dir);
+                work.close();
             }
-        }
-    }
-
-    private static String tail(Path log) throws IOException {
-        if (!Files.exists(log)) {
-            return "(no output)";
-        }
-        List<String> lines = Files.readAllLines(log);
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 }
