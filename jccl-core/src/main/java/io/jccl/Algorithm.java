@@ -24,7 +24,12 @@ public enum Algorithm {
     /** Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather (allreduce). */
     HALVING_DOUBLING(6),
     /** Bruck's logarithmic allgather, for small blocks. */
-    BRUCK(7);
+    BRUCK(7),
+    /**
+     * Through memory every rank reads directly instead of messages (ranks that are threads, or processes on one
+     * host over the shm transport): allreduce, broadcast, allgather, reduce_scatter, barrier.
+     */
+    SHARED_MEMORY(8);
 
     private final int id;
 
@@ -37,21 +42,21 @@ public enum Algorithm {
     }
 
     /**
-     * The algorithms implemented for an operation; the first is what AUTO picks (for allreduce the gloo-order
-     * ring, so that results stay byte-identical to gloo unless a caller, the communicator's configuration or
-     * {@code JCCL_ALGO_ALL_REDUCE} asks for the tree).
+     * The algorithms implemented for an operation, in declaration order. {@link #SHARED_MEMORY} also needs a
+     * transport with a shared arena. What AUTO picks is decided per call by {@code io.jccl.core.AlgorithmSelector}.
      */
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
             case ALL_REDUCE:
-                return EnumSet.of(RING, TREE, HALVING_DOUBLING);
+                return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY);
             case ALL_GATHER:
-                return EnumSet.of(RING, BRUCK);
+                return EnumSet.of(RING, BRUCK, SHARED_MEMORY);
             case REDUCE_SCATTER:
+                return EnumSet.of(RING, SHARED_MEMORY);
             case REDUCE:
                 return EnumSet.of(RING);
             case BROADCAST:
-                return EnumSet.of(TREE);
+                return EnumSet.of(TREE, SHARED_MEMORY);
             case GATHER:
             case SCATTER:
             case SEND:
@@ -60,7 +65,7 @@ public enum Algorithm {
             case ALL_TO_ALL:
                 return EnumSet.of(PAIRWISE);
             case BARRIER:
-                return EnumSet.of(DISSEMINATION);
+                return EnumSet.of(DISSEMINATION, SHARED_MEMORY);
             default:
                 throw new AssertionError(op);
         }
@@ -92,6 +97,9 @@ public enum Algorithm {
         String n = name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
         if (n.equals("HD") || n.equals("RABENSEIFNER")) {
             return HALVING_DOUBLING;
+        }
+        if (n.equals("SHM") || n.equals("SHARED")) {
+            return SHARED_MEMORY;
         }
         return valueOf(n);
     }

@@ -61,6 +61,17 @@ public final class CommunicatorConfig {
         return new CommunicatorConfig(timeout, tracePrefix, java.util.Collections.unmodifiableMap(m));
     }
 
+    /** {@code algorithm} for every operation that has it (the others keep their choice). */
+    public CommunicatorConfig withAlgorithm(Algorithm algorithm) {
+        CommunicatorConfig c = this;
+        for (OpType op : OpType.values()) {
+            if (Algorithm.available(op).contains(algorithm)) {
+                c = c.withAlgorithm(op, algorithm);
+            }
+        }
+        return c;
+    }
+
     /** The communicator-wide choice for {@code op}, or AUTO. */
     public Algorithm algorithm(OpType op) {
         return algorithms.getOrDefault(op, Algorithm.AUTO);

@@ -28,7 +28,8 @@ class CoalescedTest {
             flats.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, total, 5, r));
         }
         Buf expected = ReferenceModel.allReduce(flats, ReduceOp.AVG);
-        List<Boolean> ok = Jccl.runThreads(world, comm -> {
+        List<Boolean> ok = Jccl.runThreads(world, CommunicatorConfig.fromEnvironment().withAlgorithm(Algorithm.RING),
+                comm -> {
             Buf mine = flats.get(comm.rank());
             List<Tensor> parts = new ArrayList<>();
             List<float[]> arrays = new ArrayList<>();

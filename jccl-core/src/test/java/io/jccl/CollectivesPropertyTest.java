@@ -29,6 +29,8 @@ class CollectivesPropertyTest {
         final int root;
         final long seed;
         TransportKind kind = TransportKind.LOCAL;
+        /** RING (gloo's order, compared bit for bit with the gloo-order model) or SHARED_MEMORY (rank order). */
+        Algorithm algorithm = Algorithm.RING;
 
         Case(int world, int block, DataType dtype, ReduceOp op, int root, long seed) {
             this.world = world;
@@ -41,12 +43,20 @@ class CollectivesPropertyTest {
 
         @Override
         public String toString() {
-            return kind + " world=" + world + " block=" + block + " " + dtype + " " + op + " root=" + root + " seed=" + seed;
+            return kind + " " + algorithm + " world=" + world + " block=" + block + " " + dtype + " " + op + " root=" + root + " seed=" + seed;
         }
     }
 
     @Provide
     Arbitrary<Case> cases() {
+        return Combinators.combine(ringCases(), Arbitraries.of(Algorithm.RING, Algorithm.SHARED_MEMORY))
+                .as((c, a) -> {
+                    c.algorithm = a;
+                    return c;
+                });
+    }
+
+    private Arbitrary<Case> ringCases() {
         return Combinators.combine(Arbitraries.integers().between(1, 8),
                 Arbitraries.integers().between(0, 700),
                 Arbitraries.of(DataType.class), Arbitraries.of(ReduceOp.class),
@@ -58,7 +68,7 @@ class CollectivesPropertyTest {
     /** The same cases over TCP sockets (fewer tries: each sets up a full mesh of connections). */
     @Provide
     Arbitrary<Case> tcpCases() {
-        return cases().map(c -> {
+        return ringCases().map(c -> {
             c.kind = TransportKind.TCP;
             return c;
         });
@@ -85,6 +95,12 @@ class CollectivesPropertyTest {
         return Tensor.ofArray(b.dtype(), b.array(), b.offset(), b.count());
     }
 
+    /** The allreduce result of {@code c}'s algorithm: gloo's ring order, or rank order. */
+    private static Buf expectedAllReduce(Case c, List<Buf> in) {
+        return c.algorithm == Algorithm.SHARED_MEMORY ? ReferenceModel.allReduceInRankOrder(in, c.op)
+                : ReferenceModel.allReduce(in, c.op);
+    }
+
     private static void assertAll(List<RankHarness.Outcome<Boolean>> out, Case c) {
         for (int r = 0; r < out.size(); r++) {
             assertNull(out.get(r).error, () -> "rank failed for " + c);
@@ -97,8 +113,8 @@ class CollectivesPropertyTest {
     void allReduceMatchesReference(@ForAll("cases") Case c) throws Exception {
         int count = c.block * c.world + c.root; // not a multiple of the world size in general
         List<Buf> in = inputs(c, count);
-        Buf expected = ReferenceModel.allReduce(in, c.op);
-        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), comm -> {
+        Buf expected = expectedAllReduce(c, in);
+        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), c.algorithm, comm -> {
             Buf mine = in.get(comm.rank()).copyOf(0, count);
             comm.allReduce(tensor(mine), c.op);
             return Bufs.bitEqual(mine, expected);
@@ -108,10 +124,11 @@ class CollectivesPropertyTest {
     @Property(tries = 40)
     void reduceScatterMatchesAllReduceBlock(@ForAll("cases") Case c) throws Exception {
         List<Buf> in = inputs(c, c.block * c.world);
-        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), comm -> {
+        Buf all = expectedAllReduce(c, in);
+        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), c.algorithm, comm -> {
             Buf out = Buf.allocate(c.dtype, c.block);
             comm.reduceScatter(tensor(in.get(comm.rank())), tensor(out), c.op);
-            return Bufs.bitEqual(out, ReferenceModel.reduceScatter(in, c.op, comm.rank()));
+            return Bufs.bitEqual(out, ReferenceModel.block(all, c.world, comm.rank()));
         }), c);
     }
 
@@ -130,7 +147,7 @@ class CollectivesPropertyTest {
     @Property(tries = 40)
     void broadcastAllGatherGatherScatterAllToAll(@ForAll("cases") Case c) throws Exception {
         List<Buf> in = inputs(c, c.block * c.world);
-        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), comm -> {
+        assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), c.algorithm, comm -> {
             int r = comm.rank();
             int p = comm.size();
             boolean ok = true;

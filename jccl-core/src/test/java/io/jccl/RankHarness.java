@@ -29,7 +29,17 @@ final class RankHarness {
 
     static <T> List<Outcome<T>> run(TransportKind kind, int world, Duration timeout, Jccl.RankBody<T> body)
             throws Exception {
-        List<Communicator> comms = kind.create(world, CommunicatorConfig.fromEnvironment().withTimeout(timeout));
+        return run(kind, world, timeout, Algorithm.AUTO, body);
+    }
+
+    /** As {@link #run(TransportKind, int, Duration, Jccl.RankBody)}, every operation that has it using {@code algorithm}. */
+    static <T> List<Outcome<T>> run(TransportKind kind, int world, Duration timeout, Algorithm algorithm,
+                                    Jccl.RankBody<T> body) throws Exception {
+        CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(timeout);
+        if (algorithm != Algorithm.AUTO) {
+            config = config.withAlgorithm(algorithm);
+        }
+        List<Communicator> comms = kind.create(world, config);
         ExecutorService pool = Executors.newFixedThreadPool(world);
         try {
             List<Future<T>> futures = new ArrayList<>();

@@ -24,7 +24,8 @@ class TraceTest {
     @Test
     void shouldWriteOneRecordPerRankPerOperation(@TempDir Path dir) throws Exception {
         String prefix = dir.resolve("trace").toString();
-        List<long[]> sent = Jccl.runThreads(3, CommunicatorConfig.fromEnvironment().withTrace(prefix), comm -> {
+        List<long[]> sent = Jccl.runThreads(3, CommunicatorConfig.fromEnvironment().withTrace(prefix)
+                .withAlgorithm(Algorithm.RING), comm -> {
             comm.allReduce(new float[300], ReduceOp.SUM);
             comm.broadcast(new float[10], 2);
             return new long[] {comm.counters().bytesSent(OpType.ALL_REDUCE),

@@ -15,7 +15,8 @@ class TrafficLawTest {
     void shouldMoveTwoTimesNMinusOneOverNForRingAllReduce(int n) {
         int count = 1024 * n; // gloo's chunks are equal: 2n segments of 512 floats
         long t = 4L * count;
-        List<long[]> bytes = Jccl.runThreads(n, comm -> {
+        List<long[]> bytes = Jccl.runThreads(n, CommunicatorConfig.fromEnvironment().withAlgorithm(Algorithm.RING),
+                comm -> {
             comm.allReduce(new float[count], ReduceOp.SUM);
             comm.allGather(Tensor.of(new float[count / n]), Tensor.of(new float[count]));
             comm.reduceScatter(Tensor.of(new float[count]), Tensor.of(new float[count / n]), ReduceOp.SUM);

@@ -19,7 +19,13 @@ enum TransportKind {
     LOCAL {
         @Override
         List<Communicator> create(int world, CommunicatorConfig config) {
-            return Jccl.inProcess(world, config);
+            // small exchange buffers, so that the shared-memory algorithms run many rounds
+            io.jccl.transport.local.QueueMesh mesh = io.jccl.transport.local.QueueMesh.create(world, ARENA_BYTES);
+            List<Communicator> comms = new ArrayList<>();
+            for (int r = 0; r < world; r++) {
+                comms.add(new DefaultCommunicator(mesh.endpoint(r), config));
+            }
+            return comms;
         }
     },
     TCP {
@@ -48,7 +54,7 @@ enum TransportKind {
             for (int r = 0; r < world; r++) {
                 int rank = r;
                 futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(ShmTransport.connect(rank,
-                        world, store, ShmTransport.defaultDirectory(), 64 << 10, Duration.ofSeconds(30)), config),
+                        world, store, ShmTransport.defaultDirectory(), 64 << 10, ARENA_BYTES, Duration.ofSeconds(30)), config),
                         THREADS));
             }
             List<Communicator> comms = new ArrayList<>();
@@ -58,6 +64,9 @@ enum TransportKind {
             return comms;
         }
     };
+
+    /** Exchange buffers of the shared arenas in tests: small, so that large calls take many rounds. */
+    static final int ARENA_BYTES = 8192;
 
     abstract List<Communicator> create(int world, CommunicatorConfig config);
 

@@ -187,9 +187,18 @@ public final class CollectiveCall {
     }
 
     private void checkOtherPeers(int awaited) {
+        io.jccl.transport.SharedArena a = transport.arena();
         for (int p = 0; p < size(); p++) {
             if (p == awaited || p == rank()) {
                 continue;
+            }
+            for (int half = 0; a != null && half < 2; half++) {
+                FrameHeader s = a.signature(p, half); // a peer in a shared-memory call with this sequence number
+                String[] d = s == null || s.sequence() != signature.sequence() ? null : signature.firstDifference(s);
+                if (d != null) {
+                    throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, d[0], d[1],
+                            d[2]);
+                }
             }
             FrameHeader h = transport.peekHeader(p, stream);
             if (h == null || h.isAbort() || h.sequence() > signature.sequence()) {
@@ -201,6 +210,84 @@ public final class CollectiveCall {
                         d[2]);
             }
         }
+    }
+
+    // ------------------------------------------------------------------ shared-memory rounds
+
+    /** The transport's shared arena, or null when it has none. */
+    public io.jccl.transport.SharedArena arena() {
+        return transport.arena();
+    }
+
+    /**
+     * One arrival of a shared-memory round: on the call's first round writes this call's signature into the
+     * arena's slot {@code half}; publishes {@code round} as this rank's {@link io.jccl.transport.SharedArena#ARRIVED}
+     * counter; waits for every rank to arrive; and on the first round compares every peer's signature with this
+     * call's, so a rank whose call differs fails every rank with the field that differs.
+     */
+    public void arrive(io.jccl.transport.SharedArena a, long round, boolean firstRound) {
+        int half = (int) (round & 1);
+        if (firstRound) {
+            a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
+        }
+        a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
+        if (firstRound) {
+            for (int p = 0; p < size(); p++) {
+                if (p == rank()) {
+                    continue;
+                }
+                FrameHeader h = a.signature(p, half);
+                String[] d = h == null ? new String[] {"signature", "a valid header", "unreadable"}
+                        : signature.firstDifference(h);
+                if (d != null) {
+                    throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, d[0], d[1],
+                            d[2]);
+                }
+            }
+        }
+    }
+
+    /**
+     * Waits until every rank's arena counter {@code which} reaches {@code value}, until the call's deadline. While
+     * it waits it looks, at growing intervals, for aborts and for peers in a different call (as {@link #await}).
+     */
+    public void awaitArena(io.jccl.transport.SharedArena a, int which, long value) {
+        long sliceNanos = FIRST_SLICE_NANOS;
+        while (true) {
+            int behind;
+            try {
+                behind = a.await(which, value, Math.min(deadlineNanos, System.nanoTime() + sliceNanos));
+            } catch (io.jccl.transport.PeerLostException e) {
+                throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
+            }
+            if (behind < 0) {
+                return;
+            }
+            for (int p = 0; p < size(); p++) {
+                Frame abort = p == rank() ? null : transport.pendingAbort(p, stream);
+                if (abort != null) {
+                    throw new PeerAbortedException(rank(), signature.op(), signature.sequence(),
+                            abort.header().source(), new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
+                }
+            }
+            if (Streams.isCollective(stream)) {
+                checkOtherPeers(-1);
+            }
+            if (System.nanoTime() - deadlineNanos >= 0) {
+                throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), behind, step,
+                        describeStep(), timeout);
+            }
+            sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
+        }
+    }
+
+    /** Counts shared-memory traffic: bytes this rank wrote for its peers and bytes it read from theirs. */
+    public void countShared(long bytesWritten, long bytesRead) {
+        counters.add(signature.op(), Counter.BYTES_SENT, bytesWritten);
+        counters.add(signature.op(), Counter.BYTES_RECEIVED, bytesRead);
+        bytesSent += bytesWritten;
+        bytesReceived += bytesRead;
     }
 
     /** This call's traffic as JSON fields (for the trace): bytes, messages and peers, sent and received. */

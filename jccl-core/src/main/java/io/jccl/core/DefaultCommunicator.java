@@ -168,6 +168,9 @@ public final class DefaultCommunicator implements Communicator {
             case HALVING_DOUBLING:
                 io.jccl.algorithm.HalvingDoublingAllReduce.allReduce(call, b, op);
                 break;
+            case SHARED_MEMORY:
+                io.jccl.algorithm.SharedMemoryAllReduce.allReduce(call, b, op);
+                break;
             default:
                 RingAllReduce.allReduce(call, b, op);
         }
@@ -240,7 +243,11 @@ public final class DefaultCommunicator implements Communicator {
         requireRoot(OpType.BROADCAST, root);
         return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, call -> {
             Buf b = t.stage();
-            BinomialTreeBroadcast.broadcast(call, b, root);
+            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
+                io.jccl.algorithm.SharedMemoryBroadcast.broadcast(call, b, root);
+            } else {
+                BinomialTreeBroadcast.broadcast(call, b, root);
+            }
             t.unstage(b);
         });
     }
@@ -265,6 +272,8 @@ public final class DefaultCommunicator implements Communicator {
             Buf ob = out.stage();
             if (call.signature().algorithm() == Algorithm.BRUCK) {
                 io.jccl.algorithm.BruckAllGather.allGather(call, in.stage(), ob);
+            } else if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
+                io.jccl.algorithm.SharedMemoryAllGather.allGather(call, in.stage(), ob);
             } else {
                 RingAllGather.allGather(call, in.stage(), ob);
             }
@@ -296,7 +305,11 @@ public final class DefaultCommunicator implements Communicator {
         int world = size();
         return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, call -> {
             Buf ob = out.stage();
-            RingReduceScatter.reduceScatter(call, in.stage(), ob, op);
+            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
+                io.jccl.algorithm.SharedMemoryReduceScatter.reduceScatter(call, in.stage(), ob, op);
+            } else {
+                RingReduceScatter.reduceScatter(call, in.stage(), ob, op);
+            }
             if (op == ReduceOp.AVG) {
                 Reductions.divide(ob, world);
             }
@@ -424,7 +437,13 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     private Prepared prepareBarrier(CollectiveOptions o) {
-        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o, call -> SignatureCheck.agree(call, 0));
+        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o, call -> {
+            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
+                io.jccl.algorithm.SharedMemoryBarrier.barrier(call);
+            } else {
+                SignatureCheck.agree(call, 0);
+            }
+        });
     }
 
     private static long epochMicros() {
@@ -543,9 +562,27 @@ public final class DefaultCommunicator implements Communicator {
             throw new IllegalArgumentException(op.label() + " options are null; use CollectiveOptions.DEFAULT");
         }
         Algorithm requested = options.algorithm() == Algorithm.AUTO ? config.algorithm(op) : options.algorithm();
-        Algorithm algorithm = Algorithm.resolve(op, requested);
+        Algorithm algorithm = requested == null || requested == Algorithm.AUTO
+                ? selector().choose(op, count * dtype.sizeBytes()) : Algorithm.resolve(op, requested);
+        if (algorithm == Algorithm.SHARED_MEMORY && transport.arena() == null) {
+            throw new IllegalArgumentException(op.label() + ": algorithm SHARED_MEMORY needs ranks that share memory "
+                    + "(threads, or the shm transport) and the world communicator; this one runs over "
+                    + transport.name() + (transport instanceof io.jccl.transport.SubTransport ? " as a sub-group" : ""));
+        }
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
         return new Prepared(op, dtype, count, root, reduceOp, algorithm, timeout, body);
+    }
+
+    private AlgorithmSelector selector;
+
+    /** The AUTO policy of this communicator (see {@link AlgorithmSelector}). */
+    public synchronized AlgorithmSelector selector() {
+        if (selector == null) {
+            io.jccl.transport.SharedArena a = transport.arena();
+            selector = new AlgorithmSelector(CostModel.load(), transport.name(), a == null ? 0 : a.bufferBytes(),
+                    size());
+        }
+        return selector;
     }
 
     private void runSync(Prepared p) {
@@ -589,8 +626,18 @@ public final class DefaultCommunicator implements Communicator {
             counters.add(p.op, Counter.CALLS, 1);
             long startNanos = System.nanoTime();
             long startMicros = trace == null ? 0 : epochMicros();
+            io.jccl.transport.SharedArena arena = p.algorithm == Algorithm.SHARED_MEMORY ? transport.arena() : null;
             try {
-                p.body.run(call);
+                if (arena != null) {
+                    arena.enter();
+                }
+                try {
+                    p.body.run(call);
+                } finally {
+                    if (arena != null) {
+                        arena.exit();
+                    }
+                }
                 record(call, startMicros, startNanos, null);
             } catch (RuntimeException e) {
                 record(call, startMicros, startNanos, e);

@@ -45,6 +45,21 @@ public final class ReferenceModel {
         return out;
     }
 
+    /**
+     * The allreduce result in rank order, {@code ((x0 op x1) op x2) ...} element by element: what the
+     * shared-memory algorithms compute.
+     */
+    public static Buf allReduceInRankOrder(List<Buf> inputs, ReduceOp op) {
+        Buf acc = inputs.get(0).copyOf(0, inputs.get(0).count());
+        for (int r = 1; r < inputs.size(); r++) {
+            Reductions.reduce(op, acc, inputs.get(r));
+        }
+        if (op == ReduceOp.AVG) {
+            Reductions.divide(acc, inputs.size());
+        }
+        return acc;
+    }
+
     /** Block {@code rank} of the allreduce result. */
     public static Buf reduceScatter(List<Buf> inputs, ReduceOp op, int rank) {
         Buf all = allReduce(inputs, op);

@@ -109,6 +109,20 @@ public final class Inbox {
         return a != null ? a : lost;
     }
 
+    /**
+     * The abort that a receive from {@code src} on {@code stream} would return once its queue is empty (an abort
+     * of the stream's communicator, a lost peer, or {@code src} having left), or null; consumes nothing.
+     */
+    public Frame pendingAbort(int src, int stream) {
+        Frame abort = pendingAbort(stream);
+        if (abort == null) {
+            synchronized (departed) {
+                abort = departed[src];
+            }
+        }
+        return abort;
+    }
+
     public FrameHeader peekHeader(int src, int stream) {
         Frame f = queuesOf(stream)[src].peek();
         return f == null ? null : f.header();

@@ -65,6 +65,12 @@ public final class SubTransport implements Transport {
     }
 
     @Override
+    public Frame pendingAbort(int src, int stream) {
+        Frame f = parent.pendingAbort(members[src], stream);
+        return f == null ? null : new Frame(toChild(f.header()), f.payload());
+    }
+
+    @Override
     public FrameHeader peekHeader(int src, int stream) {
         FrameHeader h = parent.peekHeader(members[src], stream);
         return h == null ? null : toChild(h);

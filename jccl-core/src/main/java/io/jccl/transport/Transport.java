@@ -46,6 +46,21 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * The abort that {@link #receive} from {@code src} on {@code stream} would return once no data frames are
+     * queued before it (an abort of the stream's communicator, a lost peer, {@code src} having left), or null.
+     * Consumes nothing; used by waits that receive no frames (the shared-memory algorithms).
+     */
+    Frame pendingAbort(int src, int stream);
+
+    /**
+     * Memory every rank can read directly, when the ranks share a host and this transport provides it (threads,
+     * shared memory); null otherwise (TCP, sub-groups).
+     */
+    default SharedArena arena() {
+        return null;
+    }
+
+    /**
      * Best effort, never blocks for long: delivers an abort frame ({@code header}, whose stream names the
      * communicator) carrying {@code reason} to each rank in {@code peers}.
      */

@@ -21,8 +21,9 @@ public final class QueueMesh {
     private final int size;
     private final Inbox[] inboxes;
     private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
+    private final LocalArena arena;
 
-    private QueueMesh(int size) {
+    private QueueMesh(int size, int arenaBytes) {
         if (size < 1) {
             throw new IllegalArgumentException("world size must be at least 1: size=" + size);
         }
@@ -31,10 +32,16 @@ public final class QueueMesh {
         for (int r = 0; r < size; r++) {
             inboxes[r] = new Inbox(size);
         }
+        this.arena = new LocalArena(size, arenaBytes);
     }
 
     public static QueueMesh create(int size) {
-        return new QueueMesh(size);
+        return new QueueMesh(size, LocalArena.bytesFromEnvironment());
+    }
+
+    /** A mesh whose shared arena has exchange buffers of {@code arenaBytes} (a multiple of 8, at least 4096). */
+    public static QueueMesh create(int size, int arenaBytes) {
+        return new QueueMesh(size, arenaBytes);
     }
 
     public int size() {
@@ -51,9 +58,21 @@ public final class QueueMesh {
 
     private final class Endpoint implements Transport {
         private final int rank;
+        private final io.jccl.transport.SharedArena view;
 
         Endpoint(int rank) {
             this.rank = rank;
+            this.view = arena.view(rank);
+        }
+
+        @Override
+        public io.jccl.transport.SharedArena arena() {
+            return view;
+        }
+
+        @Override
+        public Frame pendingAbort(int src, int stream) {
+            return inboxes[rank].pendingAbort(src, stream);
         }
 
         @Override

@@ -3,8 +3,9 @@ package io.jccl.transport.shm;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 /**
- * Byte layout of a rank's shared-memory segment, version 1: the file {@code jccl-<job>-<rank>.shm} (under
- * {@code /dev/shm} by default) that holds every ring into that rank. Native byte order.
+ * Byte layout of a rank's shared-memory segment, version 2: the file {@code jccl-<job>-<rank>.shm} (under
+ * {@code /dev/shm} by default) that holds every ring into that rank and the rank's part of the
+ * {@link io.jccl.transport.SharedArena} (control block and two exchange buffers). Native byte order.
  *
  * <pre>
  *  0                   1                   2                   3
@@ -30,11 +31,24 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * +---------------------------------------------------------------+
  * |                 ready (written last, ordered)                 | 40
  * +---------------------------------------------------------------+
+ * |               exchange buffer bytes (multiple of 4 KiB)       | 44
+ * +---------------------------------------------------------------+
+ * |                    zero up to CONTROL_OFFSET                  |
+ * +---------------------------------------------------------------+
+ * |   control block: counter ARRIVED (64-bit, ordered)  + pad     | 1024  (CONTROL_OFFSET)
+ * |                  counter REDUCED (64-bit, ordered)  + pad     | 1088  (one 64-byte line each)
+ * |                  signature, half 0: a 48-byte frame header    | 1152
+ * |                  signature, half 1: a 48-byte frame header    | 1216
+ * +---------------------------------------------------------------+
  * |                    zero up to HEADER_LENGTH                   |
  * +---------------------------------------------------------------+
  * |   ring from rank 0: Agrona OneToOneRingBuffer, stride bytes   | HEADER_LENGTH
  * +---------------------------------------------------------------+
  * |   ring from rank 1 ...            (the owner's own is unused) |
+ * +---------------------------------------------------------------+
+ * |   exchange buffer, half 0: exchange buffer bytes              | arenaOffset(world, capacity)
+ * +---------------------------------------------------------------+
+ * |   exchange buffer, half 1: exchange buffer bytes              |
  * +---------------------------------------------------------------+
  * </pre>
  *
@@ -43,10 +57,15 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * {@link io.jccl.transport.FrameDescriptor} followed by payload bytes; {@link #NEXT_FRAGMENT} carries more payload
  * bytes of the same frame. Invariant: a source writes only the ring at its own index, and the owner sets
  * {@code ready} only after the whole header is written, so a source that sees {@code ready == 1} may write.
+ *
+ * <p>The control block and the exchange buffers are written only by the owner and read by every peer: the owner
+ * fills a buffer and its signature slot, then publishes a counter with an ordered store; a peer reads the
+ * counter with a volatile load before it reads the buffer. Counters only grow (see
+ * {@link io.jccl.transport.SharedArena}).
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -57,6 +76,10 @@ public final class ShmSegmentDescriptor {
     public static final int OWNER_PID_OFFSET = 24;
     public static final int JOB_ID_OFFSET = 32;
     public static final int READY_OFFSET = 40;
+    public static final int ARENA_BYTES_OFFSET = 44;
+    public static final int CONTROL_OFFSET = 1024;
+    /** Bytes between counters, and between signature slots: one cache line each. */
+    public static final int LINE = 64;
     public static final int HEADER_LENGTH = 4096;
 
     public static final int FIRST_FRAGMENT = 1;
@@ -71,8 +94,29 @@ public final class ShmSegmentDescriptor {
         return (raw + 4095) & ~4095;
     }
 
-    public static long segmentLength(int worldSize, int capacity) {
+    public static long segmentLength(int worldSize, int capacity, int arenaBytes) {
+        return arenaOffset(worldSize, capacity) + 2L * arenaBytes;
+    }
+
+    /** Offset of counter {@code which} in the control block. */
+    public static int counterOffset(int which) {
+        return CONTROL_OFFSET + which * LINE;
+    }
+
+    /** Offset of the signature slot of exchange buffer {@code half}. */
+    public static int signatureOffset(int half) {
+        return CONTROL_OFFSET + io.jccl.transport.SharedArena.COUNTERS * LINE + half * LINE;
+    }
+
+    /** Offset of exchange buffer half 0; half 1 follows it. */
+    public static long arenaOffset(int worldSize, int capacity) {
         return HEADER_LENGTH + (long) worldSize * ringStride(capacity);
+    }
+
+    public static void checkArenaBytes(int bytes) {
+        if (bytes < 4096 || bytes % 4096 != 0) {
+            throw new IllegalArgumentException("exchange buffer bytes must be a multiple of 4096: bytes=" + bytes);
+        }
     }
 
     public static long ringOffset(int source, int capacity) {

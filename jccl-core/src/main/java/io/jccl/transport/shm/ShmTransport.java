@@ -11,6 +11,11 @@ import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
 import io.jccl.transport.PeerLostException;
 import io.jccl.transport.Transport;
+import io.jccl.transport.WaitStrategy;
+import io.jccl.transport.AbstractArena;
+import io.jccl.transport.SharedArena;
+import io.jccl.ReduceOp;
+import io.jccl.reduce.Reductions;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.IdleStrategy;
@@ -56,6 +61,9 @@ public final class ShmTransport implements Transport {
     /** Environment variable: bytes per ring (power of two, default 4 MiB). */
     public static final String RING_ENV = "JCCL_SHM_RING_BYTES";
     public static final int RING_DEFAULT = 4 << 20;
+    /** Environment variable: bytes per exchange buffer of the shared arena (multiple of 4096, default 4 MiB). */
+    public static final String ARENA_ENV = "JCCL_SHM_ARENA_BYTES";
+    public static final int ARENA_DEFAULT = 4 << 20;
     private static final long LIVENESS_CHECK_NANOS = 100_000_000L;
 
     private final int rank;
@@ -73,6 +81,9 @@ public final class ShmTransport implements Transport {
     private final Inbox inbox;
     private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
     private final int maxSpins;
+    private final int arenaBytes;
+    private final ReentrantLock arenaLock = new ReentrantLock();
+    private Arena arena;
     private volatile boolean closed;
     private long lastLivenessCheck;
 
@@ -84,8 +95,9 @@ public final class ShmTransport implements Transport {
         int filled;
     }
 
-    private ShmTransport(int rank, int size, Path file, MappedByteBuffer own, int localRanks) {
+    private ShmTransport(int rank, int size, Path file, MappedByteBuffer own, int localRanks, int arenaBytes) {
         this.rank = rank;
+        this.arenaBytes = arenaBytes;
         this.size = size;
         this.file = file;
         this.own = own;
@@ -116,14 +128,25 @@ public final class ShmTransport implements Transport {
 
     /** Connects rank {@code rank} of {@code size} ranks on this host, meeting them through {@code store}. */
     public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, Duration timeout) {
+        return connect(rank, size, store, dir, ringBytes, ARENA_DEFAULT, timeout);
+    }
+
+    /** As {@link #connect(int, int, Store, Path, int, Duration)}, with exchange buffers of {@code arenaBytes}. */
+    public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
+                                       Duration timeout) {
         checkCapacity(ringBytes);
+        checkArenaBytes(arenaBytes);
         removeStaleSegments(dir);
         if (rank == 0) {
             store.setString("shm/job", Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
         }
         String job = store.getString("shm/job", timeout);
         Path file = dir.resolve("jccl-" + job + "-" + rank + ".shm");
-        long length = segmentLength(size, ringBytes);
+        long length = segmentLength(size, ringBytes, arenaBytes);
+        if (length > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("rank " + rank + ": a segment of " + length + " bytes is over 2 GiB; "
+                    + "use smaller rings (" + RING_ENV + ") or exchange buffers (" + ARENA_ENV + ")");
+        }
         MappedByteBuffer own;
         try {
             own = IoUtil.mapNewFile(file.toFile(), length, false);
@@ -136,9 +159,9 @@ public final class ShmTransport implements Transport {
         own.putInt(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(WORLD_SIZE_OFFSET, size)
                 .putInt(OWNER_RANK_OFFSET, rank).putInt(RING_CAPACITY_OFFSET, ringBytes)
                 .putInt(RING_STRIDE_OFFSET, ringStride(ringBytes)).putLong(OWNER_PID_OFFSET, pid)
-                .putLong(JOB_ID_OFFSET, Long.parseUnsignedLong(job, 16));
+                .putLong(JOB_ID_OFFSET, Long.parseUnsignedLong(job, 16)).putInt(ARENA_BYTES_OFFSET, arenaBytes);
         new UnsafeBuffer(own).putIntOrdered(READY_OFFSET, 1);
-        ShmTransport t = new ShmTransport(rank, size, file, own, size);
+        ShmTransport t = new ShmTransport(rank, size, file, own, size, arenaBytes);
         try {
             for (int src = 0; src < size; src++) {
                 if (src != rank) {
@@ -158,13 +181,15 @@ public final class ShmTransport implements Transport {
                 m.order(ByteOrder.nativeOrder());
                 if (m.getInt(MAGIC_OFFSET) != MAGIC || m.getInt(VERSION_OFFSET) != VERSION
                         || new UnsafeBuffer(m).getIntVolatile(READY_OFFSET) != 1
-                        || m.getInt(RING_CAPACITY_OFFSET) != ringBytes || m.getInt(WORLD_SIZE_OFFSET) != size) {
+                        || m.getInt(RING_CAPACITY_OFFSET) != ringBytes || m.getInt(WORLD_SIZE_OFFSET) != size
+                        || m.getInt(ARENA_BYTES_OFFSET) != arenaBytes) {
                     throw new JcclException("rank " + rank + ": the segment " + peerFile + " of rank " + dst
                             + " is not a version " + VERSION + " jccl segment of this job", null);
                 }
                 t.mapped[dst] = m;
                 t.outbound[dst] = new OneToOneRingBuffer(ring(m, rank, ringBytes));
             }
+            t.arena = t.new Arena(ringBytes);
             return t;
         } catch (RuntimeException e) {
             t.close();
@@ -373,11 +398,12 @@ public final class ShmTransport implements Transport {
     }
 
     /** Every ~100 ms: a peer whose process is gone is reported to every communicator. */
-    private void checkAlive(int peer, String doing) {
+    private int checkAlive(int peer, String doing) {
         long now = System.nanoTime();
         if (now - lastLivenessCheck < LIVENESS_CHECK_NANOS) {
-            return;
+            return -1;
         }
+        int dead = -1;
         lastLivenessCheck = now;
         for (int p = 0; p < size; p++) {
             long pid = peerPids[p];
@@ -393,11 +419,145 @@ public final class ShmTransport implements Transport {
                     LOG.debug("cannot remove the segment of dead rank {}: {}", p, e.toString());
                 }
                 inbox.peerLost(Frame.peerGone(p, "rank " + p + " (pid " + pid + ") died: its process is gone (noticed while "
-                        + doing + " rank " + peer + ")"));
+                        + doing + (peer >= 0 ? " rank " + peer : "") + ")"));
+                dead = dead < 0 ? p : dead;
                 if (doing.startsWith("sending") && p == peer) {
                     throw new PeerLostException(p, "rank " + p + " (pid " + pid + ") died: its process is gone "
                             + "(noticed while sending to it)", null);
                 }
+            }
+        }
+        return dead;
+    }
+
+    @Override
+    public Frame pendingAbort(int src, int stream) {
+        progress();
+        return inbox.pendingAbort(src, stream);
+    }
+
+    @Override
+    public SharedArena arena() {
+        return arena;
+    }
+
+    /**
+     * This rank's view of the exchange buffers and control blocks of every segment (see
+     * {@link ShmSegmentDescriptor}). Typed bulk copies move data between Java arrays and the mapped buffers;
+     * reductions copy a peer's data in chunks into a small Java array and reduce from there (the reduction kernels
+     * are vectorised on arrays, not on mapped memory).
+     */
+    private final class Arena extends AbstractArena {
+        private static final int CHUNK_BYTES = 32 << 10;
+        private final long base;
+        private final UnsafeBuffer[] control = new UnsafeBuffer[size];
+        private final ByteBuffer[] memory = new ByteBuffer[size];
+        private final Object[] chunks = new Object[DataType.values().length];
+
+        Arena(int ringBytes) {
+            super(rank, size, size);
+            this.base = arenaOffset(size, ringBytes);
+            for (int r = 0; r < size; r++) {
+                MappedByteBuffer m = r == rank ? own : mapped[r];
+                control[r] = new UnsafeBuffer(m, 0, HEADER_LENGTH);
+                memory[r] = m.duplicate().order(ByteOrder.nativeOrder());
+            }
+        }
+
+        @Override
+        public int bufferBytes() {
+            return arenaBytes;
+        }
+
+        @Override
+        public void enter() {
+            arenaLock.lock();
+            if (closed) {
+                arenaLock.unlock();
+                throw new JcclException("rank " + rank + ": the shared-memory transport is closed", null);
+            }
+        }
+
+        @Override
+        public void exit() {
+            arenaLock.unlock();
+        }
+
+        private ByteBuffer window(int r, int half, int at, Buf b) {
+            int elem = b.dtype().sizeBytes();
+            long from = base + (long) half * arenaBytes + (long) at * elem;
+            long to = from + (long) b.count() * elem;
+            if (at < 0 || to > base + (long) (half + 1) * arenaBytes) {
+                throw new IndexOutOfBoundsException("exchange buffer range out of bounds: at=" + at + ", count="
+                        + b.count() + ", bytes=" + arenaBytes);
+            }
+            ByteBuffer w = memory[r].duplicate().order(ByteOrder.nativeOrder());
+            w.limit((int) to).position((int) from);
+            return w;
+        }
+
+        @Override
+        public void put(int half, int at, Buf src) {
+            src.writeTo(window(rank, half, at, src));
+        }
+
+        @Override
+        public void get(int r, int half, int at, Buf dst) {
+            dst.readFrom(window(r, half, at, dst));
+        }
+
+        @Override
+        public void reduce(int r, int half, int at, Buf acc, ReduceOp op) {
+            DataType dt = acc.dtype();
+            int chunk = CHUNK_BYTES / dt.sizeBytes();
+            Object tmp = chunks[dt.ordinal()];
+            if (tmp == null) {
+                tmp = dt.newArray(chunk);
+                chunks[dt.ordinal()] = tmp;
+            }
+            for (int done = 0; done < acc.count(); done += chunk) {
+                int n = Math.min(chunk, acc.count() - done);
+                Buf t = new Buf(dt, tmp, 0, n);
+                t.readFrom(window(r, half, at + done, t));
+                Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp, 0, n);
+            }
+        }
+
+        @Override
+        public void putSignature(int half, FrameHeader signature) {
+            ByteBuffer w = own.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            w.position(signatureOffset(half));
+            FrameDescriptor.encode(signature, w);
+        }
+
+        @Override
+        public FrameHeader signature(int r, int half) {
+            ByteBuffer w = memory[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            w.limit(signatureOffset(half) + FrameDescriptor.HEADER_LENGTH).position(signatureOffset(half));
+            try {
+                return FrameDescriptor.decode(w);
+            } catch (FrameFormatException e) {
+                return null;
+            }
+        }
+
+        @Override
+        public void publish(int which, long value) {
+            control[rank].putLongOrdered(counterOffset(which), value);
+        }
+
+        @Override
+        public long counter(int r, int which) {
+            return control[r].getLongVolatile(counterOffset(which));
+        }
+
+        @Override
+        protected void checkPeers() {
+            progress();
+            int dead = checkAlive(-1, "waiting in the shared-memory arena");
+            if (dead >= 0) {
+                throw new PeerLostException(dead, "rank " + dead + " died: its process is gone (noticed while "
+                        + "waiting for it in the shared-memory arena)", null);
             }
         }
     }
@@ -452,6 +612,11 @@ public final class ShmTransport implements Transport {
             }
         }
         // unmap only what no other thread can touch any more: a mapping in use is left to the garbage collector
+        if (!tryLock(arenaLock)) {
+            LOG.debug("rank {}: a call still uses the shared arena; its mappings are left to the collector", rank);
+            deleteOwnFile();
+            return;
+        }
         for (int peer = 0; peer < size; peer++) {
             if (mapped[peer] != null && tryLock(sendLocks[peer])) {
                 try {
@@ -463,11 +628,7 @@ public final class ShmTransport implements Transport {
                 }
             }
         }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            LOG.warn("rank {}: cannot remove {}: {}", rank, file, e.toString());
-        }
+        deleteOwnFile();
         if (tryLock(drainLock)) {
             try {
                 java.util.Arrays.fill(inbound, null);
@@ -475,6 +636,15 @@ public final class ShmTransport implements Transport {
             } finally {
                 drainLock.unlock();
             }
+        }
+        arenaLock.unlock();
+    }
+
+    private void deleteOwnFile() {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            LOG.warn("rank {}: cannot remove {}: {}", rank, file, e.toString());
         }
     }
 

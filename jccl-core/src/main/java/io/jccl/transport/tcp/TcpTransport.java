@@ -449,6 +449,11 @@ public final class TcpTransport implements Transport {
     }
 
     @Override
+    public Frame pendingAbort(int src, int stream) {
+        return inbox.pendingAbort(src, stream);
+    }
+
+    @Override
     public void release(Frame frame) {
         pool.giveBack(frame);
     }

@@ -1,4 +1,4 @@
-package io.jccl.transport.shm;
+package io.jccl.transport;
 
 import org.agrona.concurrent.IdleStrategy;
 
@@ -11,7 +11,7 @@ import java.util.concurrent.locks.LockSupport;
  * for {@link #PARK_NANOS} at a time, so that a rank waiting long for a late peer uses almost no CPU. Linux's timer
  * slack makes any park cost about 50 us, which is why yielding comes first. Not thread-safe: one per wait.
  */
-final class WaitStrategy implements IdleStrategy {
+public final class WaitStrategy implements IdleStrategy {
     /** How long a wait yields before it parks. */
     static final long YIELD_NANOS = 20_000_000L;
     static final long PARK_NANOS = 1_000_000L;
@@ -20,7 +20,7 @@ final class WaitStrategy implements IdleStrategy {
     private int spins;
     private long yieldingSince;
 
-    WaitStrategy(int maxSpins) {
+    public WaitStrategy(int maxSpins) {
         this.maxSpins = maxSpins;
     }
 

@@ -1,0 +1,44 @@
+package io.jccl.algorithm;
+
+import io.jccl.core.Buf;
+import io.jccl.core.CollectiveCall;
+import io.jccl.transport.SharedArena;
+
+/**
+ * Allgather through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer of
+ * each rank's input, every rank copies its part into its own buffer, arrives (the first round compares
+ * signatures), and copies every other rank's part into its output. One synchronisation per round; every rank
+ * writes T/P bytes and reads T (P-1)/P, as the ring's totals but without its P-1 steps.
+ */
+public final class SharedMemoryAllGather {
+    private SharedMemoryAllGather() {
+    }
+
+    public static void allGather(CollectiveCall call, Buf input, Buf output) {
+        SharedArena a = call.arena();
+        int p = call.size();
+        int me = call.rank();
+        int elem = input.dtype().sizeBytes();
+        int cap = a.bufferBytes() / elem;
+        int n = input.count();
+        int start = 0;
+        boolean first = true;
+        do {
+            int m = Math.min(cap, n - start);
+            long round = a.nextRound();
+            int half = (int) (round & 1);
+            a.put(half, 0, input.slice(start, m));
+            input.copyTo(start, output, me * n + start, m);
+            call.step(first ? 0 : 1, "shared-memory arrive");
+            call.arrive(a, round, first);
+            for (int r = 0; r < p; r++) {
+                if (r != me) {
+                    a.get(r, half, 0, output.slice(r * n + start, m));
+                }
+            }
+            call.countShared((long) m * elem, (long) m * elem * (p - 1));
+            start += m;
+            first = false;
+        } while (start < n);
+    }
+}

@@ -1,0 +1,43 @@
+package io.jccl.algorithm;
+
+import io.jccl.core.Buf;
+import io.jccl.core.CollectiveCall;
+import io.jccl.transport.SharedArena;
+
+/**
+ * Broadcast through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer,
+ * the root copies its data into its buffer, every rank arrives (the first round compares signatures), and every
+ * other rank copies the round out of the root's buffer. One synchronisation per round; the root writes T bytes
+ * and every other rank reads T, against the tree's T bytes per step over ceil(log2 P) steps.
+ */
+public final class SharedMemoryBroadcast {
+    private SharedMemoryBroadcast() {
+    }
+
+    public static void broadcast(CollectiveCall call, Buf data, int root) {
+        SharedArena a = call.arena();
+        int me = call.rank();
+        int elem = data.dtype().sizeBytes();
+        int cap = a.bufferBytes() / elem;
+        int n = data.count();
+        int start = 0;
+        boolean first = true;
+        do {
+            int m = Math.min(cap, n - start);
+            long round = a.nextRound();
+            int half = (int) (round & 1);
+            Buf chunk = data.slice(start, m);
+            if (me == root) {
+                a.put(half, 0, chunk);
+            }
+            call.step(first ? 0 : 1, "shared-memory arrive");
+            call.arrive(a, round, first);
+            if (me != root) {
+                a.get(root, half, 0, chunk);
+            }
+            call.countShared(me == root ? (long) m * elem : 0, me == root ? 0 : (long) m * elem);
+            start += m;
+            first = false;
+        } while (start < n);
+    }
+}

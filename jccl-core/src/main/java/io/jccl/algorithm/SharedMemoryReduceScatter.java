@@ -1,0 +1,44 @@
+package io.jccl.algorithm;
+
+import io.jccl.ReduceOp;
+import io.jccl.core.Buf;
+import io.jccl.core.CollectiveCall;
+import io.jccl.transport.SharedArena;
+
+/**
+ * Reduce-scatter through memory every rank can read ({@link SharedArena}): the input holds P blocks of m elements;
+ * in rounds of c elements of every block (P c at most one exchange buffer), every rank copies those P pieces
+ * into its own buffer (piece q at q c), arrives (the first round compares signatures), and reduces piece r of
+ * every rank's buffer into its output, in rank order. One synchronisation per round; every rank writes T bytes
+ * and reads T (P-1)/P, as the ring's totals but without its P-1 steps. Every element is reduced in rank order, so
+ * float results agree with gloo within the bound of docs/verification.md.
+ */
+public final class SharedMemoryReduceScatter {
+    private SharedMemoryReduceScatter() {
+    }
+
+    public static void reduceScatter(CollectiveCall call, Buf input, Buf output, ReduceOp op) {
+        SharedArena a = call.arena();
+        int p = call.size();
+        int me = call.rank();
+        int elem = input.dtype().sizeBytes();
+        int cap = a.bufferBytes() / elem / p;
+        int m = output.count();
+        int start = 0;
+        boolean first = true;
+        do {
+            int c = Math.min(cap, m - start);
+            long round = a.nextRound();
+            int half = (int) (round & 1);
+            for (int q = 0; q < p; q++) {
+                a.put(half, q * c, input.slice(q * m + start, c));
+            }
+            call.step(first ? 0 : 1, "shared-memory arrive");
+            call.arrive(a, round, first);
+            SharedMemoryAllReduce.reduceRange(a, half, me * c, output.slice(start, c), op, p);
+            call.countShared((long) c * p * elem, (long) c * (p - 1) * elem);
+            start += c;
+            first = false;
+        } while (start < m);
+    }
+}

@@ -1,0 +1,110 @@
+package io.jccl.core;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * The parameters of {@link AlgorithmSelector}'s model, per transport ({@code local}, {@code shm}, {@code tcp}):
+ * {@code alpha} in microseconds per step and {@code beta} in microseconds per byte, for messages ({@code link})
+ * and for the shared arena ({@code arena}). {@code jccl tune} measures them on a machine and writes them as
+ * properties ({@code shm.link.alpha_us=9.5}, ...) to {@link #defaultFile()}; {@link #load()} reads that file
+ * and falls back to built-in figures (measured on a 2-core host, docs/performance.md) for anything missing.
+ */
+public final class CostModel {
+    /** Environment variable: the tuning file (default {@code ~/.jccl/tune.properties}). */
+    public static final String FILE_ENV = "JCCL_TUNE_FILE";
+
+    private final Properties values;
+
+    private CostModel(Properties values) {
+        this.values = values;
+    }
+
+    /** The built-in parameters only. */
+    public static CostModel defaults() {
+        Properties p = new Properties();
+        set(p, "local", "link", 15, 0.0004);
+        set(p, "shm", "link", 10, 0.0006);
+        set(p, "tcp", "link", 50, 0.0008);
+        set(p, "local", "arena", 2, 0.0002);
+        set(p, "shm", "arena", 4, 0.0003);
+        return new CostModel(p);
+    }
+
+    private static void set(Properties p, String transport, String kind, double alpha, double beta) {
+        p.setProperty(transport + "." + kind + ".alpha_us", Double.toString(alpha));
+        p.setProperty(transport + "." + kind + ".beta_us_per_byte", Double.toString(beta));
+    }
+
+    public static Path defaultFile() {
+        String env = System.getenv(FILE_ENV);
+        if (env != null && !env.isBlank()) {
+            return Path.of(env.trim());
+        }
+        return Path.of(System.getProperty("user.home"), ".jccl", "tune.properties");
+    }
+
+    /** The defaults overridden by {@link #defaultFile()} when it exists. */
+    public static CostModel load() {
+        return load(defaultFile());
+    }
+
+    public static CostModel load(Path file) {
+        CostModel m = defaults();
+        if (Files.isRegularFile(file)) {
+            try (InputStream in = Files.newInputStream(file)) {
+                Properties read = new Properties();
+                read.load(in);
+                for (String k : read.stringPropertyNames()) {
+                    Double.parseDouble(read.getProperty(k)); // reject garbage early
+                    m.values.setProperty(k, read.getProperty(k));
+                }
+            } catch (IOException | NumberFormatException e) {
+                throw new IllegalArgumentException("cannot read the tuning file " + file + ": " + e.getMessage(), e);
+            }
+        }
+        return m;
+    }
+
+    /** A copy with {@code transport}'s {@code kind} ("link" or "arena") parameters replaced. */
+    public CostModel with(String transport, String kind, double alpha, double beta) {
+        Properties p = new Properties();
+        p.putAll(values);
+        set(p, transport, kind, alpha, beta);
+        return new CostModel(p);
+    }
+
+    /** {alpha, beta} of messages over {@code transport}. */
+    public double[] link(String transport) {
+        return pair(transport, "link");
+    }
+
+    /** {alpha, beta} of the shared arena of {@code transport}. */
+    public double[] arena(String transport) {
+        return pair(transport, "arena");
+    }
+
+    private double[] pair(String transport, String kind) {
+        String t = transport.toLowerCase(Locale.ROOT);
+        String a = values.getProperty(t + "." + kind + ".alpha_us");
+        String b = values.getProperty(t + "." + kind + ".beta_us_per_byte");
+        if (a == null || b == null) { // an unknown transport: model it as TCP
+            return pair("tcp", "link");
+        }
+        return new double[] {Double.parseDouble(a), Double.parseDouble(b)};
+    }
+
+    public void store(Path file, String comment) throws IOException {
+        if (file.getParent() != null) {
+            Files.createDirectories(file.getParent());
+        }
+        try (OutputStream out = Files.newOutputStream(file)) {
+            values.store(out, comment);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package io.jccl.transport;
+
+/**
+ * What every {@link SharedArena} does the same way: the round counter and the wait.
+ */
+public abstract class AbstractArena implements SharedArena {
+    private final int rank;
+    private final int size;
+    private final int maxSpins;
+    private long round;
+
+    protected AbstractArena(int rank, int size, int ranksOnHost) {
+        this.rank = rank;
+        this.size = size;
+        this.maxSpins = ranksOnHost <= Runtime.getRuntime().availableProcessors() ? 200 : 0;
+    }
+
+    @Override
+    public final int rank() {
+        return rank;
+    }
+
+    @Override
+    public final int size() {
+        return size;
+    }
+
+    @Override
+    public final long nextRound() {
+        return ++round;
+    }
+
+    /**
+     * Called on every turn of a wait (keep it cheap, rate-limit anything slow): throws {@link PeerLostException}
+     * if a peer is known to be gone.
+     */
+    protected abstract void checkPeers();
+
+    @Override
+    public final int await(int which, long value, long untilNanos) {
+        int from = 0;
+        WaitStrategy idle = null;
+        while (true) {
+            while (from < size && counter(from, which) >= value) {
+                from++;
+            }
+            if (from == size) {
+                return -1;
+            }
+            if (System.nanoTime() - untilNanos >= 0) {
+                return from;
+            }
+            checkPeers();
+            if (idle == null) {
+                idle = new WaitStrategy(maxSpins);
+            }
+            idle.idle();
+        }
+    }
+}

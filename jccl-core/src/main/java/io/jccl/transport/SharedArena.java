@@ -1,0 +1,72 @@
+package io.jccl.transport;
+
+import io.jccl.ReduceOp;
+import io.jccl.core.Buf;
+
+/**
+ * Memory that every rank of a transport can read directly: what the shared-memory algorithms
+ * ({@code io.jccl.algorithm.SharedMemory*}) are written against instead of messages. Ranks that are processes on
+ * one host get it from {@link io.jccl.transport.shm.ShmTransport} (a region of each rank's segment, laid out by
+ * {@link io.jccl.transport.shm.ShmSegmentDescriptor}); ranks that are threads get it from
+ * {@link io.jccl.transport.local.QueueMesh} (heap arrays).
+ *
+ * <p>Each rank owns two exchange buffers ({@code half} 0 and 1, used alternately so that a rank can fill one while
+ * slow peers still read the other), a few monotonically increasing counters, and a signature slot per half. A rank
+ * writes only its own buffers, counters and signature; it reads everyone's. {@link #publish} is a release store
+ * and {@link #counter} an acquire load, so data put before a publish is visible to a peer that has read the
+ * published value.
+ *
+ * <p>Not thread-safe: one collective call at a time uses it, between {@link #enter()} and {@link #exit()}.
+ */
+public interface SharedArena {
+    /** Counter a rank publishes when its input is in its exchange buffer. */
+    int ARRIVED = 0;
+    /** Counter a rank publishes when its share of the result is in its exchange buffer. */
+    int REDUCED = 1;
+    /** Number of counters per rank. */
+    int COUNTERS = 2;
+
+    int rank();
+
+    int size();
+
+    /** Bytes of one exchange buffer. */
+    int bufferBytes();
+
+    /** The next round number (1, 2, ...): every rank draws the same sequence, one per round of every call. */
+    long nextRound();
+
+    /** Marks the start of a call; fails if the transport is closed. Must be paired with {@link #exit()}. */
+    void enter();
+
+    void exit();
+
+    /** Copies {@code src} into this rank's exchange buffer {@code half}, starting at element {@code at}. */
+    void put(int half, int at, Buf src);
+
+    /** Copies {@code dst.count()} elements of rank {@code r}'s buffer {@code half} from element {@code at}. */
+    void get(int r, int half, int at, Buf dst);
+
+    /** {@code acc = acc op (rank r's buffer half, from element at)}, element-wise over {@code acc.count()}. */
+    void reduce(int r, int half, int at, Buf acc, ReduceOp op);
+
+    /** Writes the header that describes this rank's current call into its signature slot {@code half}. */
+    void putSignature(int half, FrameHeader signature);
+
+    /** Rank {@code r}'s signature slot {@code half}. */
+    FrameHeader signature(int r, int half);
+
+    /** Publishes {@code value} in this rank's counter {@code which} (a release store). */
+    void publish(int which, long value);
+
+    /** Rank {@code r}'s counter {@code which} (an acquire load). */
+    long counter(int r, int which);
+
+    /**
+     * Waits until every rank's counter {@code which} is at least {@code value}, or {@link System#nanoTime()}
+     * passes {@code untilNanos}. Returns -1 when every rank got there, else the lowest rank that has not. Throws
+     * {@link PeerLostException} when a peer is known to be gone. Waiting spins only while ranks do not outnumber
+     * cores, then yields, then parks (see {@link WaitStrategy}).
+     */
+    int await(int which, long value, long untilNanos);
+}

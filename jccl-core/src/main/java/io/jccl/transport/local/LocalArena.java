@@ -1,0 +1,123 @@
+package io.jccl.transport.local;
+
+import io.jccl.DataType;
+import io.jccl.ReduceOp;
+import io.jccl.core.Buf;
+import io.jccl.reduce.Reductions;
+import io.jccl.transport.AbstractArena;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.SharedArena;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The {@link SharedArena} of ranks that are threads of one JVM: exchange buffers are heap arrays (one per rank,
+ * half and element type, made on first use), counters an {@link AtomicLongArray}. A peer's buffer is read with
+ * {@link System#arraycopy} and reduced with the same kernels as a received frame.
+ */
+final class LocalArena {
+    /** Bytes of one exchange buffer: {@code JCCL_LOCAL_ARENA_BYTES}, default 4 MiB. */
+    static final String BYTES_ENV = "JCCL_LOCAL_ARENA_BYTES";
+    private static final int DEFAULT_BYTES = 4 << 20;
+
+    private final int size;
+    private final int bufferBytes;
+    /** [(rank * 2 + half) * DataType count + dtype ordinal] */
+    private final AtomicReferenceArray<Object> arrays;
+    private final AtomicLongArray counters;
+    private final AtomicReferenceArray<FrameHeader> signatures;
+
+    static int bytesFromEnvironment() {
+        String env = System.getenv(BYTES_ENV);
+        return env == null || env.isBlank() ? DEFAULT_BYTES : Integer.parseInt(env.trim());
+    }
+
+    LocalArena(int size, int bufferBytes) {
+        this.size = size;
+        this.bufferBytes = bufferBytes;
+        if (bufferBytes < 4096 || bufferBytes % 8 != 0) {
+            throw new IllegalArgumentException("exchange buffer bytes (" + BYTES_ENV + ") must be a multiple of 8 of "
+                    + "at least 4096: " + bufferBytes);
+        }
+        this.arrays = new AtomicReferenceArray<>(size * 2 * DataType.values().length);
+        this.counters = new AtomicLongArray(size * SharedArena.COUNTERS);
+        this.signatures = new AtomicReferenceArray<>(size * 2);
+    }
+
+    SharedArena view(int rank) {
+        return new View(rank);
+    }
+
+    private Object array(int r, int half, DataType dt) {
+        int i = (r * 2 + half) * DataType.values().length + dt.ordinal();
+        Object a = arrays.get(i);
+        if (a == null) {
+            a = dt.newArray(bufferBytes / dt.sizeBytes());
+            if (!arrays.compareAndSet(i, null, a)) {
+                a = arrays.get(i);
+            }
+        }
+        return a;
+    }
+
+    private final class View extends AbstractArena {
+        View(int rank) {
+            super(rank, size, size);
+        }
+
+        @Override
+        public int bufferBytes() {
+            return bufferBytes;
+        }
+
+        @Override
+        public void enter() {
+        }
+
+        @Override
+        public void exit() {
+        }
+
+        @Override
+        public void put(int half, int at, Buf src) {
+            System.arraycopy(src.array(), src.offset(), array(rank(), half, src.dtype()), at, src.count());
+        }
+
+        @Override
+        public void get(int r, int half, int at, Buf dst) {
+            System.arraycopy(array(r, half, dst.dtype()), at, dst.array(), dst.offset(), dst.count());
+        }
+
+        @Override
+        public void reduce(int r, int half, int at, Buf acc, ReduceOp op) {
+            Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), array(r, half, acc.dtype()), at,
+                    acc.count());
+        }
+
+        @Override
+        public void putSignature(int half, FrameHeader signature) {
+            signatures.set(rank() * 2 + half, signature);
+        }
+
+        @Override
+        public FrameHeader signature(int r, int half) {
+            return signatures.get(r * 2 + half);
+        }
+
+        @Override
+        public void publish(int which, long value) {
+            counters.lazySet(rank() * COUNTERS + which, value);
+        }
+
+        @Override
+        public long counter(int r, int which) {
+            return counters.get(r * COUNTERS + which);
+        }
+
+        @Override
+        protected void checkPeers() {
+            // a thread rank that fails aborts its peers through their inboxes; nothing to poll here
+        }
+    }
+}
