@@ -28,6 +28,14 @@ public interface Communicator extends AutoCloseable {
     /** Bytes and messages sent and received by this rank, per operation. */
     TrafficCounters counters();
 
+    /**
+     * The algorithm a call of {@code op} on {@code count} elements of {@code dtype} with default options would
+     * run: the communicator's configured choice for {@code op}, else what AUTO's cost model picks ({@code count}
+     * as the call's signature counts it: the input of allreduce, broadcast and allgather, the output of
+     * reduce_scatter).
+     */
+    Algorithm algorithmFor(OpType op, DataType dtype, long count);
+
     // ---- allReduce
 
     /** Every rank ends with the element-wise reduction of every rank's {@code tensor}. */

@@ -1,6 +1,7 @@
 package io.jccl;
 
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 
@@ -18,9 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DeadlineTest {
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldFailBarrierOnEveryPresentRankWhenARankNeverArrives(TransportKind kind) throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 3, Duration.ofSeconds(30), comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldFailBarrierOnEveryPresentRankWhenARankNeverArrives(TransportKind kind, Algorithm algorithm) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 3, Duration.ofSeconds(30), algorithm, comm -> {
             if (comm.rank() != 2) {
                 // rank 0 waits for rank 2 first and has the short deadline; rank 1 then waits for rank 0
                 comm.barrier(CollectiveOptions.DEFAULT
@@ -37,10 +38,10 @@ class DeadlineTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldTimeOutAllReduceWhenARankNeverArrives(TransportKind kind) throws Exception {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldTimeOutAllReduceWhenARankNeverArrives(TransportKind kind, Algorithm algorithm) throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 3, Duration.ofMinutes(5), comm -> {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 3, Duration.ofMinutes(5), algorithm, comm -> {
             if (comm.rank() == 2) {
                 release.await(20, TimeUnit.SECONDS);
                 return null;
@@ -71,9 +72,9 @@ class DeadlineTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldRefuseCallsAfterAFailure(TransportKind kind) throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, Duration.ofMillis(200), comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldRefuseCallsAfterAFailure(TransportKind kind, Algorithm algorithm) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, Duration.ofMillis(200), algorithm, comm -> {
             if (comm.rank() == 0) {
                 JcclException first = assertThrows(CollectiveTimeoutException.class,
                         () -> comm.allReduce(new float[4], ReduceOp.SUM));
@@ -87,9 +88,9 @@ class DeadlineTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldTimeOutPointToPointReceive(TransportKind kind) throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, Duration.ofSeconds(30), comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldTimeOutPointToPointReceive(TransportKind kind, Algorithm algorithm) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, Duration.ofSeconds(30), algorithm, comm -> {
             if (comm.rank() == 1) {
                 comm.recv(Tensor.of(new int[3]), 0, 7, CollectiveOptions.DEFAULT.withTimeout(Duration.ofMillis(200)));
             }

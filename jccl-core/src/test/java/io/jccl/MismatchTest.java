@@ -1,6 +1,7 @@
 package io.jccl;
 
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 
@@ -42,19 +43,30 @@ class MismatchTest {
         assertTrue(mismatches >= 1, "nobody detected the mismatch");
     }
 
+    /** One rank passes messages while the others wait in shared memory: found by either side, never a hang. */
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportCountMismatchOnEveryRank(TransportKind kind) throws Exception {
+    @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM"})
+    void shouldReportMessagesAgainstSharedMemoryOnEveryRank(TransportKind kind) throws Exception {
         assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
+            comm.allReduce(Tensor.of(new float[10]), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(
+                    comm.rank() == 1 ? Algorithm.RING : Algorithm.SHARED_MEMORY));
+            return null;
+        }), "algorithm");
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportCountMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, algorithm, comm -> {
             comm.allReduce(new float[comm.rank() == 2 ? 11 : 10], ReduceOp.SUM);
             return null;
         }), "count");
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportDtypeMismatchOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportDtypeMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, algorithm, comm -> {
             if (comm.rank() == 3) {
                 comm.allReduce(new double[10], ReduceOp.SUM);
             } else {
@@ -65,9 +77,9 @@ class MismatchTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportReduceOpMismatchOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportReduceOpMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, algorithm, comm -> {
             comm.reduceScatter(Tensor.of(new int[9]), Tensor.of(new int[3]),
                     comm.rank() == 0 ? ReduceOp.MAX : ReduceOp.SUM);
             return null;
@@ -75,32 +87,32 @@ class MismatchTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportBroadcastRootMismatchOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportBroadcastRootMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, algorithm, comm -> {
             comm.broadcast(new float[5], comm.rank() == 1 ? 1 : 0);
             return null;
         }), "root");
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportReduceRootMismatchOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 5, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportReduceRootMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 5, LONG, algorithm, comm -> {
             comm.reduce(Tensor.of(new float[5]), comm.rank() == 4 ? 2 : 0, ReduceOp.SUM);
             return null;
         }), "root");
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportGatherAndScatterRootMismatchOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportGatherAndScatterRootMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, algorithm, comm -> {
             int root = comm.rank() == 2 ? 2 : 0;
             comm.gather(Tensor.of(new float[2]), comm.rank() == root ? Tensor.of(new float[6]) : null, root);
             return null;
         }), "root");
-        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, algorithm, comm -> {
             int root = comm.rank() == 0 ? 1 : 0;
             comm.scatter(comm.rank() == root ? Tensor.of(new float[6]) : null, Tensor.of(new float[2]), root);
             return null;
@@ -108,9 +120,9 @@ class MismatchTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportDifferentOperationsOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportDifferentOperationsOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, algorithm, comm -> {
             if (comm.rank() == 1) {
                 comm.broadcast(new float[8], 0);
             } else {
@@ -121,9 +133,9 @@ class MismatchTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportASkippedCollectiveOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportASkippedCollectiveOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, algorithm, comm -> {
             if (comm.rank() != 2) {
                 comm.barrier();
             }
@@ -133,9 +145,9 @@ class MismatchTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportAllGatherCountMismatchOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 4, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportAllGatherCountMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 4, LONG, algorithm, comm -> {
             int c = comm.rank() == 0 ? 3 : 2;
             comm.allGather(Tensor.of(new float[c]), Tensor.of(new float[4 * c]));
             return null;
@@ -143,9 +155,9 @@ class MismatchTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportAllToAllCountMismatchOnEveryRank(TransportKind kind) throws Exception {
-        assertEveryRankFails(RankHarness.run(kind, 3, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportAllToAllCountMismatchOnEveryRank(TransportKind kind, Algorithm algorithm) throws Exception {
+        assertEveryRankFails(RankHarness.run(kind, 3, LONG, algorithm, comm -> {
             int c = comm.rank() == 1 ? 6 : 3;
             comm.allToAll(Tensor.of(new float[c]), Tensor.of(new float[c]));
             return null;
@@ -153,9 +165,9 @@ class MismatchTest {
     }
 
     @ParameterizedTest
-    @EnumSource(TransportKind.class)
-    void shouldReportPointToPointTagMismatchOnTheReceiver(TransportKind kind) throws Exception {
-        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, LONG, comm -> {
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void shouldReportPointToPointTagMismatchOnTheReceiver(TransportKind kind, Algorithm algorithm) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 2, LONG, algorithm, comm -> {
             if (comm.rank() == 0) {
                 comm.send(Tensor.of(new float[3]), 1, 5);
             } else {

@@ -27,6 +27,21 @@ final class RankHarness {
         return run(TransportKind.LOCAL, world, timeout, body);
     }
 
+    /**
+     * Every transport with the message algorithms (RING, and the tree broadcast and dissemination barrier), and
+     * the transports with a shared arena also with SHARED_MEMORY.
+     */
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> kindsAndAlgorithms() {
+        java.util.stream.Stream.Builder<org.junit.jupiter.params.provider.Arguments> b = java.util.stream.Stream.builder();
+        for (TransportKind k : TransportKind.values()) {
+            b.add(org.junit.jupiter.params.provider.Arguments.of(k, Algorithm.RING));
+            if (k != TransportKind.TCP) {
+                b.add(org.junit.jupiter.params.provider.Arguments.of(k, Algorithm.SHARED_MEMORY));
+            }
+        }
+        return b.build();
+    }
+
     static <T> List<Outcome<T>> run(TransportKind kind, int world, Duration timeout, Jccl.RankBody<T> body)
             throws Exception {
         return run(kind, world, timeout, Algorithm.AUTO, body);
@@ -36,7 +51,10 @@ final class RankHarness {
     static <T> List<Outcome<T>> run(TransportKind kind, int world, Duration timeout, Algorithm algorithm,
                                     Jccl.RankBody<T> body) throws Exception {
         CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(timeout);
-        if (algorithm != Algorithm.AUTO) {
+        if (algorithm == Algorithm.RING) { // the message algorithms throughout
+            config = config.withAlgorithm(algorithm).withAlgorithm(OpType.BROADCAST, Algorithm.TREE)
+                    .withAlgorithm(OpType.BARRIER, Algorithm.DISSEMINATION);
+        } else if (algorithm != Algorithm.AUTO) {
             config = config.withAlgorithm(algorithm);
         }
         List<Communicator> comms = kind.create(world, config);

@@ -2,6 +2,7 @@ package io.jccl.bench;
 
 import io.jccl.Algorithm;
 import io.jccl.CollectiveOptions;
+import io.jccl.DataType;
 import io.jccl.Communicator;
 import io.jccl.OpType;
 import io.jccl.ReduceOp;
@@ -131,11 +132,11 @@ public final class Bench {
         int n = comm.size();
         CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(
                 Algorithm.available(op.type).contains(algorithm) ? algorithm : Algorithm.AUTO);
-        String algoName = Algorithm.resolve(op.type, opts.algorithm()).name();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        // warm the JIT on the whole path before the first measured size, so that it is not charged to it
+        // warm the JIT on the whole path before the first measured size, so that it is not charged to it: C2
+        // compiles a method after about 10,000 calls, and a native peer needs no warm-up
         float[] warm = new float[n * Math.max(1, 256 / n)];
-        for (int i = 0; i < Math.max(50, (int) (500 * scale)); i++) {
+        for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
             comm.barrier();
             runOnce(comm, op, opts, warm, new float[warm.length], warm.length / n);
         }
@@ -171,6 +172,9 @@ public final class Bench {
             Arrays.sort(times);
             double median = times.length % 2 == 1 ? times[times.length / 2]
                     : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
+            String algoName = opts.algorithm() != Algorithm.AUTO ? opts.algorithm().name()
+                    : "AUTO:" + comm.algorithmFor(op.type, DataType.FLOAT32, op == Op.ALLREDUCE || op == Op.BROADCAST
+                            || op == Op.REDUCE || op == Op.ALLTOALL ? count : block).name();
             rows.add(new Row(op, algoName, 4L * count, count, n, median, w[0], cpuSeconds));
         }
         return rows;

@@ -54,7 +54,8 @@ public final class BenchCommand implements Callable<Integer> {
     String transport;
 
     @Option(names = "--algorithms", split = ",", defaultValue = "auto",
-            description = "Algorithms to measure, each a set of rows: auto, ring, tree (default: ${DEFAULT-VALUE}).")
+            description = "Algorithms to measure, each a set of rows: auto (the cost model's choice per size, shown as "
+                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory (default: ${DEFAULT-VALUE}).")
     List<String> algorithms;
 
     @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M",
@@ -121,16 +122,20 @@ public final class BenchCommand implements Callable<Integer> {
             }
             out.println();
             out.printf("# %s%n", op.label());
-            out.printf("%12s %12s %7s %6s %5s %10s %12s %9s %9s %7s%s%n", "size", "count", "type", "redop", "root",
-                    "algorithm", "time(us)", "algbw", "busbw", "#wrong", head);
-            java.util.Set<Algorithm> done = java.util.EnumSet.noneOf(Algorithm.class);
+            out.printf("%12s %12s %7s %6s %5s %18s %12s %9s %9s %7s %9s%s%n", "size", "count", "type", "redop",
+                    "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", head);
+            // the requested algorithms this operation has (AUTO always); none of them: AUTO
+            java.util.Set<Algorithm> chosen = java.util.EnumSet.noneOf(Algorithm.class);
             for (String a : algorithms) {
                 Algorithm requested = Algorithm.parse(a);
-                Algorithm algorithm = Algorithm.available(op.type()).contains(requested) ? requested
-                        : Algorithm.resolve(op.type(), Algorithm.AUTO);
-                if (!done.add(algorithm)) {
-                    continue; // this op has no such algorithm: its default was measured already
+                if (requested == Algorithm.AUTO || Algorithm.available(op.type()).contains(requested)) {
+                    chosen.add(requested);
                 }
+            }
+            if (chosen.isEmpty()) {
+                chosen.add(Algorithm.AUTO);
+            }
+            for (Algorithm algorithm : chosen) {
                 List<Bench.Row> rows = measure(op, algorithm, bytes);
                 series.put(op.label() + " " + rows.get(0).algorithm, rows);
                 for (int i = 0; i < rows.size(); i++) {
@@ -141,11 +146,12 @@ public final class BenchCommand implements Callable<Integer> {
                         double[] g = peers.get(name).get(op.label());
                         peer.append(String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs));
                     }
-                    out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %10s %12.2f %9.3f %9.3f %7d%s%n", r.bytes, r.count,
+                    out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %18s %12.2f %9.3f %9.3f %7d %9.1f%s%n", r.bytes,
+                            r.count,
                             "float", op == Bench.Op.ALLREDUCE || op == Bench.Op.REDUCE
                                     || op == Bench.Op.REDUCESCATTER ? "sum" : "-",
                             op == Bench.Op.BROADCAST || op == Bench.Op.REDUCE ? "0" : "-", r.algorithm, r.medianUs,
-                            r.algbw(), r.busbw(), r.wrong, peer);
+                            r.algbw(), r.busbw(), r.wrong, r.cpuSecondsPerOp * 1e6, peer);
                 }
             }
         }
@@ -172,7 +178,7 @@ public final class BenchCommand implements Callable<Integer> {
         return ok ? 0 : 1;
     }
 
-    private List<Bench.Row> measure(Bench.Op op, Algorithm algorithm, long[] bytes) throws Exception {
+    List<Bench.Row> measure(Bench.Op op, Algorithm algorithm, long[] bytes) throws Exception {
         if (transport.equals("threads")) {
             return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale)).get(0);
         }

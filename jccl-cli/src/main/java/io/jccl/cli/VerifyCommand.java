@@ -56,9 +56,10 @@ public final class VerifyCommand implements Callable<Integer> {
                 + "(default: ${DEFAULT-VALUE}).")
     int root;
 
-    @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "auto",
-            description = "Algorithm where a primitive has it: auto, ring, tree, direct, pairwise "
-                + "(default: ${DEFAULT-VALUE}).")
+    @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "ring",
+            description = "Algorithm where a primitive has it: ring (gloo's order: every row must be identical), "
+                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory; a primitive without "
+                + "it runs its default (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the inputs (default: ${DEFAULT-VALUE}).")

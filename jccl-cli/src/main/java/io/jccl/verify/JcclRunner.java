@@ -49,10 +49,14 @@ public final class JcclRunner implements CaseRunner {
         return TrafficLaw.measure(world, count, algorithm);
     }
 
-    /** The algorithm a case runs with: the requested one where the primitive has it, AUTO's choice otherwise. */
+    /**
+     * The algorithm a case runs with: AUTO (the communicator's cost model chooses), else the requested one where
+     * the primitive has it, else the primitive's message-passing default.
+     */
     static Algorithm algorithmFor(Algorithm algorithm, Primitive p) {
         OpType op = opType(p);
-        return Algorithm.available(op).contains(algorithm) ? algorithm : Algorithm.resolve(op, Algorithm.AUTO);
+        return algorithm == Algorithm.AUTO || Algorithm.available(op).contains(algorithm) ? algorithm
+                : Algorithm.resolve(op, Algorithm.AUTO);
     }
 
     static OpType opType(Primitive p) {

@@ -14,7 +14,8 @@ import java.util.List;
 /**
  * The per-rank byte counter table: one float32 call of each primitive, and the bytes each rank sent and received
  * next to the textbook law (T = tensor bytes; allreduce 2T(N-1)/N, allgather and reduce_scatter T(N-1)/N of the
- * full buffer, broadcast T received by every non-root rank).
+ * full buffer, broadcast T received by every non-root rank), for the message algorithms those laws describe: the
+ * rings and the binomial-tree broadcast, whatever algorithm the rest of the run uses.
  */
 public final class TrafficLaw {
     private TrafficLaw() {
@@ -66,12 +67,12 @@ public final class TrafficLaw {
         int world = comm.size();
         long[] out = new long[8];
         comm.counters().reset();
-        CollectiveOptions ring = CollectiveOptions.DEFAULT.withAlgorithm(
-                Algorithm.available(OpType.ALL_REDUCE).contains(algorithm) ? algorithm : Algorithm.AUTO);
+        // the law is the message algorithms': rings, and the tree broadcast (whatever the table's algorithm)
+        CollectiveOptions ring = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING);
         comm.allReduce(Tensor.of(new float[n]), ReduceOp.SUM, ring);
-        comm.allGather(Tensor.of(new float[n / world]), Tensor.of(new float[n]));
-        comm.reduceScatter(Tensor.of(new float[n]), Tensor.of(new float[n / world]), ReduceOp.SUM);
-        comm.broadcast(Tensor.of(new float[n]), 0);
+        comm.allGather(Tensor.of(new float[n / world]), Tensor.of(new float[n]), ring);
+        comm.reduceScatter(Tensor.of(new float[n]), Tensor.of(new float[n / world]), ReduceOp.SUM, ring);
+        comm.broadcast(Tensor.of(new float[n]), 0, CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.TREE));
         OpType[] ops = {OpType.ALL_REDUCE, OpType.ALL_GATHER, OpType.REDUCE_SCATTER, OpType.BROADCAST};
         for (int i = 0; i < ops.length; i++) {
             out[2 * i] = comm.counters().bytesSent(ops[i]);

@@ -41,12 +41,14 @@ class BenchCommandTest {
         Path json = dir.resolve("rows.json");
         Path png = dir.resolve("busbw.png");
         String out = run("bench", "--ranks", "3", "--transport", "shm", "--ops", "allreduce,allgather,reducescatter,"
-                + "broadcast,alltoall,reduce", "--algorithms", "ring,tree", "--sizes", "4,1K,100K", "--scale", "0.02",
+                + "broadcast,alltoall,reduce", "--algorithms", "ring,tree,shared_memory", "--sizes", "4,1K,100K", "--scale", "0.02",
                 "--json", json.toString(), "--plot", png.toString());
-        assertTrue(out.contains("size        count    type  redop  root  algorithm     time(us)     algbw     busbw  "
-                + "#wrong"), out);
+        assertTrue(out.contains("size        count    type  redop  root          algorithm     time(us)     algbw     "
+                + "busbw  #wrong   cpu(us)"), out);
         JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
-        assertEquals(3 * 7, rows.size(), "6 ops x 3 sizes, plus the tree allreduce");
+        // allreduce: ring, tree, shared memory; allgather, reduce_scatter: ring, shared memory; broadcast: tree,
+        // shared memory; all_to_all: AUTO (none of those); reduce: ring
+        assertEquals(3 * 11, rows.size(), rows.toString());
         for (JsonNode r : rows) {
             assertEquals(0, r.get("wrong").asLong(), r.toString());
             assertTrue(r.get("timeUs").asDouble() > 0);
@@ -63,5 +65,22 @@ class BenchCommandTest {
         String out = run("bench", "--ranks", "2", "--sizes", "1K,64K", "--scale", "0.02", "--compare", "gloo");
         assertTrue(out.contains("gloo(us)  gloo/jccl"), out);
         assertEquals(2, out.lines().filter(l -> l.trim().matches("\\d+ +\\d+ +float .*")).count(), out);
+    }
+
+    @Test
+    void tuneShouldStoreTheModelAndAutoShouldReadIt(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("tune.properties");
+        String out = run("tune", "--transport", "threads", "--ranks", "2", "--large", "256K", "--scale", "0.02",
+                "--output", file.toString());
+        assertTrue(out.contains("AUTO on 2 ranks over threads now picks:"), out);
+        java.util.Properties p = new java.util.Properties();
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            p.load(in);
+        }
+        double alpha = Double.parseDouble(p.getProperty("local.link.alpha_us"));
+        double beta = Double.parseDouble(p.getProperty("local.arena.beta_us_per_byte"));
+        assertTrue(alpha > 0 && beta > 0, p.toString());
+        io.jccl.core.CostModel model = io.jccl.core.CostModel.load(file);
+        assertEquals(alpha, model.link("local")[0]);
     }
 }

@@ -28,11 +28,11 @@ public final class CostModel {
     /** The built-in parameters only. */
     public static CostModel defaults() {
         Properties p = new Properties();
-        set(p, "local", "link", 15, 0.0004);
-        set(p, "shm", "link", 10, 0.0006);
-        set(p, "tcp", "link", 50, 0.0008);
+        set(p, "local", "link", 15, 0.0005);
+        set(p, "shm", "link", 10, 0.0007);
+        set(p, "tcp", "link", 50, 0.0009);
         set(p, "local", "arena", 2, 0.0002);
-        set(p, "shm", "arena", 4, 0.0003);
+        set(p, "shm", "arena", 4, 0.00023);
         return new CostModel(p);
     }
 

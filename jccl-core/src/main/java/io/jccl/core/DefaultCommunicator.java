@@ -561,9 +561,7 @@ public final class DefaultCommunicator implements Communicator {
         if (options == null) {
             throw new IllegalArgumentException(op.label() + " options are null; use CollectiveOptions.DEFAULT");
         }
-        Algorithm requested = options.algorithm() == Algorithm.AUTO ? config.algorithm(op) : options.algorithm();
-        Algorithm algorithm = requested == null || requested == Algorithm.AUTO
-                ? selector().choose(op, count * dtype.sizeBytes()) : Algorithm.resolve(op, requested);
+        Algorithm algorithm = choose(op, dtype, count, options.algorithm());
         if (algorithm == Algorithm.SHARED_MEMORY && transport.arena() == null) {
             throw new IllegalArgumentException(op.label() + ": algorithm SHARED_MEMORY needs ranks that share memory "
                     + "(threads, or the shm transport) and the world communicator; this one runs over "
@@ -574,6 +572,17 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     private AlgorithmSelector selector;
+
+    @Override
+    public Algorithm algorithmFor(OpType op, DataType dtype, long count) {
+        return choose(op, dtype, count, Algorithm.AUTO);
+    }
+
+    private Algorithm choose(OpType op, DataType dtype, long count, Algorithm perCall) {
+        Algorithm requested = perCall == null || perCall == Algorithm.AUTO ? config.algorithm(op) : perCall;
+        return requested == null || requested == Algorithm.AUTO ? selector().choose(op, count * dtype.sizeBytes())
+                : Algorithm.resolve(op, requested);
+    }
 
     /** The AUTO policy of this communicator (see {@link AlgorithmSelector}). */
     public synchronized AlgorithmSelector selector() {

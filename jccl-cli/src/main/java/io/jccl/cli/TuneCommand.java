@@ -1,0 +1,102 @@
+package io.jccl.cli;
+
+import io.jccl.Algorithm;
+import io.jccl.OpType;
+import io.jccl.bench.Bench;
+import io.jccl.core.AlgorithmSelector;
+import io.jccl.core.CostModel;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.File;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jccl tune}: measures the cost model's parameters (see {@link CostModel}) for one transport and stores
+ * them, so that AUTO picks algorithms from this machine's figures.
+ */
+@Command(name = "tune", mixinStandardHelpOptions = true,
+        description = {
+            "Measures the latency (alpha, us per step) and bandwidth (beta, us per byte) terms of AUTO's cost model "
+                + "for a transport: the ring allreduce at a small and a large size for messages, and the "
+                + "shared-memory allreduce for the shared arena (threads and shm). Writes them to the tuning file "
+                + "(JCCL_TUNE_FILE, default ~/.jccl/tune.properties), which every communicator reads at its first "
+                + "AUTO call, and prints what AUTO then picks per size. Every rank of a job must see the same file."})
+public final class TuneCommand implements Callable<Integer> {
+    @Option(names = "--transport", defaultValue = "shm",
+            description = "threads, shm or tcp (default: ${DEFAULT-VALUE}).")
+    String transport;
+
+    @Option(names = "--ranks", defaultValue = "4", description = "World size to measure with (default: ${DEFAULT-VALUE}).")
+    int ranks;
+
+    @Option(names = "--large", defaultValue = "16M",
+            description = "The large size, bytes with K/M suffixes (default: ${DEFAULT-VALUE}).")
+    String large;
+
+    @Option(names = "--scale", defaultValue = "1.0", description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
+    double scale;
+
+    @Option(names = "--output", description = "The tuning file to write (default: JCCL_TUNE_FILE or ~/.jccl/tune.properties).")
+    File output;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintStream out = System.out;
+        String name = transport.equals("threads") ? "local" : transport;
+        long big = BenchCommand.parseSize(large);
+        long small = 4;
+        BenchCommand bench = new BenchCommand();
+        bench.ranks = ranks;
+        bench.transport = transport;
+        bench.scale = scale;
+        int p = ranks;
+        Path file = output != null ? output.toPath() : CostModel.defaultFile();
+        CostModel model = CostModel.load(file);
+
+        List<Bench.Row> ring = bench.measure(Bench.Op.ALLREDUCE, Algorithm.RING, new long[] {small, big});
+        double alpha = ring.get(0).medianUs / (2.0 * (p - 1));
+        double beta = Math.max(1e-7, (ring.get(1).medianUs - 2.0 * (p - 1) * alpha)
+                / (2.0 * ring.get(1).bytes * (p - 1) / p));
+        model = model.with(name, "link", alpha, beta);
+        out.printf(Locale.ROOT, "%s messages: ring allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f us, beta %.6f us/B "
+                + "(%.2f GB/s)%n", name, ring.get(0).bytes, ring.get(0).medianUs, ring.get(1).bytes,
+                ring.get(1).medianUs, alpha, beta, 1e-3 / beta);
+        if (!transport.equals("tcp")) {
+            List<Bench.Row> shared = bench.measure(Bench.Op.ALLREDUCE, Algorithm.SHARED_MEMORY,
+                    new long[] {small, big});
+            double a = shared.get(0).medianUs;
+            int arenaBytes = name.equals("shm") ? io.jccl.transport.shm.ShmTransport.ARENA_DEFAULT : 4 << 20;
+            double syncs = 2 * Math.ceil((double) shared.get(1).bytes / arenaBytes);
+            double b = Math.max(1e-7, (shared.get(1).medianUs - syncs * a) / (3.0 * shared.get(1).bytes));
+            model = model.with(name, "arena", a, b);
+            out.printf(Locale.ROOT, "%s shared arena: allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f us, beta %.6f "
+                    + "us/B (%.2f GB/s)%n", name, shared.get(0).bytes, shared.get(0).medianUs, shared.get(1).bytes,
+                    shared.get(1).medianUs, a, b, 1e-3 / b);
+        }
+        model.store(file, "jccl tune --transport " + transport + " --ranks " + ranks);
+        out.println("wrote " + file);
+        int arena = transport.equals("tcp") ? 0 : name.equals("shm") ? io.jccl.transport.shm.ShmTransport.ARENA_DEFAULT
+                : 4 << 20;
+        AlgorithmSelector selector = new AlgorithmSelector(model, name, arena, p);
+        out.printf("%nAUTO on %d ranks over %s now picks:%n%12s", p, transport, "bytes");
+        OpType[] ops = {OpType.ALL_REDUCE, OpType.BROADCAST, OpType.ALL_GATHER, OpType.REDUCE_SCATTER};
+        for (OpType op : ops) {
+            out.printf(" %18s", op.label());
+        }
+        out.println();
+        for (long bytes = 4; bytes <= (64L << 20); bytes *= 16) {
+            out.printf("%12d", bytes);
+            for (OpType op : ops) {
+                out.printf(" %18s", selector.choose(op, op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER
+                        ? bytes / p : bytes));
+            }
+            out.println();
+        }
+        return 0;
+    }
+}
