@@ -21,6 +21,19 @@ public final class SharedMemoryAllGather {
         int elem = input.dtype().sizeBytes();
         int cap = a.bufferBytes() / elem;
         int n = input.count();
+        if (a.canExpose() && (long) n * elem * p > SharedMemoryAllReduce.SMALL_BYTES) {
+            // threads: read every rank's input in place, then wait until nobody reads this rank's any more
+            long round = a.nextRound();
+            a.expose(input);
+            call.step(0, "shared-memory arrive");
+            call.arrive(a, round, true);
+            for (int r = 0; r < p; r++) {
+                a.get(r, SharedArena.EXPOSED, 0, output.slice(r * n, n));
+            }
+            SharedMemoryAllReduce.leave(call, a, round);
+            call.countShared(0, (long) n * elem * (p - 1));
+            return;
+        }
         int start = 0;
         boolean first = true;
         do {

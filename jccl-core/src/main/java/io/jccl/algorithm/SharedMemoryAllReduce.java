@@ -19,6 +19,9 @@ import io.jccl.transport.SharedArena;
  * T (P-1)/P (others' results); against the ring's 2T(P-1)/P sent and as much received, with 2(P-1) steps. Exchange
  * buffers alternate between rounds, so a rank fills one while slow peers still read the other.
  *
+ * <p>Ranks that are threads skip the copy in for calls above {@link #SMALL_BYTES}: peers read each other's buffers
+ * in place (see {@code allReduceInPlace}).
+ *
  * <p>Every element is reduced in rank order (((x0 op x1) op x2) ...) on one rank, so every rank gets the same bits;
  * the order is not gloo's ring order, so float results agree with gloo within the bound of docs/verification.md.
  * The first round compares every rank's signature, so a mismatch fails every rank at once.
@@ -35,6 +38,10 @@ public final class SharedMemoryAllReduce {
         int p = call.size();
         int me = call.rank();
         int elem = data.dtype().sizeBytes();
+        if (a.canExpose() && (long) data.count() * elem > SMALL_BYTES && p > 1) {
+            allReduceInPlace(call, a, data, op);
+            return;
+        }
         int cap = a.bufferBytes() / elem;
         int n = data.count();
         int start = 0;
@@ -71,6 +78,49 @@ public final class SharedMemoryAllReduce {
             start += m;
             first = false;
         } while (start < n);
+    }
+
+    /**
+     * Ranks that can read each other's buffers in place (threads): no copy in, no rounds. Every rank exposes its
+     * buffer and arrives; reduces slice r reading every rank's buffer into a scratch array and writes it into its
+     * own slice; arrives again; copies the other slices out of their owners' buffers; and arrives a third time, so
+     * that no rank returns (and lets its caller change the buffer) while a peer still reads it. Reads T, writes T
+     * per rank, three synchronisations.
+     */
+    private static void allReduceInPlace(CollectiveCall call, SharedArena a, Buf data, ReduceOp op) {
+        int p = call.size();
+        int me = call.rank();
+        int m = data.count();
+        int elem = data.dtype().sizeBytes();
+        long round = a.nextRound();
+        a.expose(data);
+        call.step(0, "shared-memory arrive");
+        call.arrive(a, round, true);
+        int lo = (int) ((long) m * me / p);
+        int hi = (int) ((long) m * (me + 1) / p);
+        Buf acc = call.scratch(data.dtype(), hi - lo);
+        reduceRange(a, SharedArena.EXPOSED, lo, acc, op, p);
+        acc.copyTo(data, lo);
+        call.releaseScratch(acc);
+        a.publish(SharedArena.REDUCED, round);
+        call.step(1, "shared-memory reduced");
+        call.awaitArena(a, SharedArena.REDUCED, round);
+        for (int r = 0; r < p; r++) {
+            if (r != me) {
+                int rlo = (int) ((long) m * r / p);
+                int rhi = (int) ((long) m * (r + 1) / p);
+                a.get(r, SharedArena.EXPOSED, rlo, data.slice(rlo, rhi - rlo));
+            }
+        }
+        leave(call, a, round);
+        call.countShared(0, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+    }
+
+    /** The last synchronisation of an in-place call: every rank is done reading every exposed buffer. */
+    static void leave(CollectiveCall call, SharedArena a, long round) {
+        a.publish(SharedArena.LEFT, round);
+        call.step(9, "shared-memory leave");
+        call.awaitArena(a, SharedArena.LEFT, round);
     }
 
     /** {@code out = rank 0's range op rank 1's op ...}, reading every rank's buffer from element {@code at}. */

@@ -20,6 +20,19 @@ public final class SharedMemoryBroadcast {
         int elem = data.dtype().sizeBytes();
         int cap = a.bufferBytes() / elem;
         int n = data.count();
+        if (a.canExpose() && (long) n * elem > SharedMemoryAllReduce.SMALL_BYTES) {
+            // threads: read the root's buffer in place; the root waits until every rank has
+            long round = a.nextRound();
+            a.expose(data);
+            call.step(0, "shared-memory arrive");
+            call.arrive(a, round, true);
+            if (me != root) {
+                a.get(root, SharedArena.EXPOSED, 0, data);
+            }
+            SharedMemoryAllReduce.leave(call, a, round);
+            call.countShared(0, me == root ? 0 : (long) n * elem);
+            return;
+        }
         int start = 0;
         boolean first = true;
         do {

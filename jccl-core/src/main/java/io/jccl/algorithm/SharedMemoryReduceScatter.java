@@ -24,6 +24,17 @@ public final class SharedMemoryReduceScatter {
         int elem = input.dtype().sizeBytes();
         int cap = a.bufferBytes() / elem / p;
         int m = output.count();
+        if (a.canExpose() && (long) m * p * elem > SharedMemoryAllReduce.SMALL_BYTES) {
+            // threads: reduce this rank's block reading every rank's input in place
+            long round = a.nextRound();
+            a.expose(input);
+            call.step(0, "shared-memory arrive");
+            call.arrive(a, round, true);
+            SharedMemoryAllReduce.reduceRange(a, SharedArena.EXPOSED, me * m, output, op, p);
+            SharedMemoryAllReduce.leave(call, a, round);
+            call.countShared(0, (long) m * (p - 1) * elem);
+            return;
+        }
         int start = 0;
         boolean first = true;
         do {

@@ -91,6 +91,11 @@ public final class CollectiveCall {
         return b;
     }
 
+    /** A working buffer of {@code n} elements from the communicator's pool (contents undefined). */
+    public Buf scratch(io.jccl.DataType dtype, int n) {
+        return new Buf(dtype, scratch.take(dtype, n), 0, n);
+    }
+
     public void releaseScratch(Buf b) {
         scratch.give(b.dtype(), b.array());
     }

@@ -23,8 +23,12 @@ public interface SharedArena {
     int ARRIVED = 0;
     /** Counter a rank publishes when its share of the result is in its exchange buffer. */
     int REDUCED = 1;
+    /** Counter a rank publishes when it has finished reading its peers' exposed buffers. */
+    int LEFT = 2;
     /** Number of counters per rank. */
-    int COUNTERS = 2;
+    int COUNTERS = 3;
+    /** The pseudo-half that names a rank's {@link #expose exposed} buffer in {@link #get} and {@link #reduce}. */
+    int EXPOSED = 2;
 
     int rank();
 
@@ -40,6 +44,18 @@ public interface SharedArena {
     void enter();
 
     void exit();
+
+    /**
+     * Whether peers can read a caller's own buffer in place ({@link #expose}): ranks that are threads can; ranks
+     * that are processes read only what is in shared memory.
+     */
+    boolean canExpose();
+
+    /**
+     * Lets peers read {@code b} in place, as half {@link #EXPOSED} of this rank, until the next call to expose; the
+     * caller must not change {@code b} until every peer is done reading (a {@link #LEFT} synchronisation).
+     */
+    void expose(Buf b);
 
     /** Copies {@code src} into this rank's exchange buffer {@code half}, starting at element {@code at}. */
     void put(int half, int at, Buf src);

@@ -27,6 +27,7 @@ final class LocalArena {
     private final AtomicReferenceArray<Object> arrays;
     private final AtomicLongArray counters;
     private final AtomicReferenceArray<FrameHeader> signatures;
+    private final AtomicReferenceArray<Buf> exposed;
 
     static int bytesFromEnvironment() {
         String env = System.getenv(BYTES_ENV);
@@ -43,6 +44,7 @@ final class LocalArena {
         this.arrays = new AtomicReferenceArray<>(size * 2 * DataType.values().length);
         this.counters = new AtomicLongArray(size * SharedArena.COUNTERS);
         this.signatures = new AtomicReferenceArray<>(size * 2);
+        this.exposed = new AtomicReferenceArray<>(size);
     }
 
     SharedArena view(int rank) {
@@ -80,19 +82,40 @@ final class LocalArena {
         }
 
         @Override
+        public boolean canExpose() {
+            return true;
+        }
+
+        @Override
+        public void expose(Buf b) {
+            exposed.set(rank(), b);
+        }
+
+        @Override
         public void put(int half, int at, Buf src) {
             System.arraycopy(src.array(), src.offset(), array(rank(), half, src.dtype()), at, src.count());
         }
 
         @Override
         public void get(int r, int half, int at, Buf dst) {
-            System.arraycopy(array(r, half, dst.dtype()), at, dst.array(), dst.offset(), dst.count());
+            if (half == EXPOSED) {
+                Buf e = exposed.get(r);
+                System.arraycopy(e.array(), e.offset() + at, dst.array(), dst.offset(), dst.count());
+            } else {
+                System.arraycopy(array(r, half, dst.dtype()), at, dst.array(), dst.offset(), dst.count());
+            }
         }
 
         @Override
         public void reduce(int r, int half, int at, Buf acc, ReduceOp op) {
-            Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), array(r, half, acc.dtype()), at,
-                    acc.count());
+            if (half == EXPOSED) {
+                Buf e = exposed.get(r);
+                Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), e.array(), e.offset() + at,
+                        acc.count());
+            } else {
+                Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), array(r, half, acc.dtype()), at,
+                        acc.count());
+            }
         }
 
         @Override

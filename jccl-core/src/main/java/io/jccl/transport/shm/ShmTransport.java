@@ -497,6 +497,16 @@ public final class ShmTransport implements Transport {
         }
 
         @Override
+        public boolean canExpose() {
+            return false; // a peer process cannot read this process's heap
+        }
+
+        @Override
+        public void expose(Buf b) {
+            throw new UnsupportedOperationException("rank " + rank + ": processes cannot read each other's heap");
+        }
+
+        @Override
         public void put(int half, int at, Buf src) {
             src.writeTo(window(rank, half, at, src));
         }
