@@ -36,6 +36,17 @@ public interface Communicator extends AutoCloseable {
      */
     Algorithm algorithmFor(OpType op, DataType dtype, long count);
 
+    /**
+     * A zeroed tensor of {@code count} elements that this communicator's peers can read in place: on the shm
+     * transport a direct buffer in this rank's registered region of shared memory ({@code JCCL_SHM_REGISTERED_BYTES},
+     * handed out in order and kept until the transport closes), so that a shared-memory allreduce on it copies
+     * nothing into or out of exchange buffers; elsewhere a plain array (threads read arrays in place already).
+     * Use it for long-lived buffers such as gradient buckets.
+     *
+     * @throws IllegalArgumentException when the registered region has no room left
+     */
+    Tensor allocate(DataType dtype, int count);
+
     // ---- allReduce
 
     /** Every rank ends with the element-wise reduction of every rank's {@code tensor}. */

@@ -125,6 +125,11 @@ public final class Tensor {
         return (long) count * dtype.sizeBytes();
     }
 
+    /** The byte buffer behind this tensor (a duplicate: position and limit as given), or null for an array. */
+    public ByteBuffer byteBuffer() {
+        return buffer == null ? null : buffer.duplicate().order(ByteOrder.nativeOrder());
+    }
+
     /** Whether this tensor is backed by a byte buffer (and so is staged through an array). */
     public boolean isBuffer() {
         return buffer != null;

@@ -54,7 +54,7 @@ enum TransportKind {
             for (int r = 0; r < world; r++) {
                 int rank = r;
                 futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(ShmTransport.connect(rank,
-                        world, store, ShmTransport.defaultDirectory(), 64 << 10, ARENA_BYTES, Duration.ofSeconds(30)), config),
+                        world, store, ShmTransport.defaultDirectory(), 64 << 10, ARENA_BYTES, 16 << 20, Duration.ofSeconds(30)), config),
                         THREADS));
             }
             List<Communicator> comms = new ArrayList<>();

@@ -128,6 +128,16 @@ public final class Bench {
      * returns the rows (identical on every rank).
      */
     public static List<Row> run(Communicator comm, Op op, Algorithm algorithm, long[] sizes, double scale) {
+        return run(comm, op, algorithm, sizes, scale, false);
+    }
+
+    /**
+     * As {@link #run(Communicator, Op, Algorithm, long[], double)}; with {@code registered}, allreduce buffers come
+     * from {@link Communicator#allocate} (filled and read back outside the timed region).
+     */
+    public static List<Row> run(Communicator comm, Op op, Algorithm algorithm, long[] sizes, double scale,
+                                boolean registered) {
+        boolean reg = registered && op == Op.ALLREDUCE;
         List<Row> rows = new ArrayList<>();
         int n = comm.size();
         CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(
@@ -147,24 +157,35 @@ public final class Bench {
             }
             float[] a = new float[count];
             float[] b = new float[count];
+            Tensor shared = reg ? comm.allocate(DataType.FLOAT32, count) : null;
             int block = count / n;
             int[] it = iterations(4L * count, scale);
             double[] times = new double[it[1]];
-            long cpu0 = 0;
+            long cpu = 0; // CPU time of the timed calls only, not of the barrier or the refill
             for (int i = -it[0]; i < it[1]; i++) {
                 Arrays.fill(a, comm.rank() + 1);
-                comm.barrier();
-                if (i == 0) {
-                    cpu0 = threads.getCurrentThreadCpuTime();
+                if (shared != null) {
+                    copy(a, shared, true);
                 }
+                comm.barrier();
+                long c0 = threads.getCurrentThreadCpuTime();
                 long t0 = System.nanoTime();
-                runOnce(comm, op, opts, a, b, block);
+                if (shared != null) {
+                    comm.allReduce(shared, ReduceOp.SUM, opts);
+                } else {
+                    runOnce(comm, op, opts, a, b, block);
+                }
                 long t1 = System.nanoTime();
+                long c1 = threads.getCurrentThreadCpuTime();
                 if (i >= 0) {
                     times[i] = (t1 - t0) / 1e3;
+                    cpu += c1 - c0;
                 }
             }
-            double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9 / it[1];
+            double cpuSeconds = cpu / 1e9 / it[1];
+            if (shared != null) {
+                copy(a, shared, false);
+            }
             long wrong = check(comm, op, a, b, block);
             comm.allReduce(Tensor.of(times), ReduceOp.MAX);
             long[] w = {wrong};
@@ -175,9 +196,28 @@ public final class Bench {
             String algoName = opts.algorithm() != Algorithm.AUTO ? opts.algorithm().name()
                     : "AUTO:" + comm.algorithmFor(op.type, DataType.FLOAT32, op == Op.ALLREDUCE || op == Op.BROADCAST
                             || op == Op.REDUCE || op == Op.ALLTOALL ? count : block).name();
-            rows.add(new Row(op, algoName, 4L * count, count, n, median, w[0], cpuSeconds));
+            rows.add(new Row(op, algoName + (reg ? "+reg" : ""), 4L * count, count, n, median, w[0], cpuSeconds));
         }
         return rows;
+    }
+
+    /** Copies {@code a} into a tensor from {@link Communicator#allocate} ({@code in}), or back out of it. */
+    private static void copy(float[] a, Tensor t, boolean in) {
+        if (!t.isBuffer()) {
+            io.jccl.core.Buf b = t.stage();
+            if (in) {
+                System.arraycopy(a, 0, b.array(), b.offset(), a.length);
+            } else {
+                System.arraycopy(b.array(), b.offset(), a, 0, a.length);
+            }
+            return;
+        }
+        java.nio.FloatBuffer f = t.byteBuffer().asFloatBuffer();
+        if (in) {
+            f.put(a);
+        } else {
+            f.get(a);
+        }
     }
 
     private static void runOnce(Communicator comm, Op op, CollectiveOptions o, float[] a, float[] b, int block) {

@@ -46,6 +46,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "allreduce, broadcast, allgather, reducescatter, alltoall, reduce (default: ${DEFAULT-VALUE}).")
     List<String> ops;
 
+    @Option(names = "--registered", description = "Allreduce buffers from Communicator.allocate: on shm they live in "
+            + "shared memory and the shared-memory allreduce reads them in place (rows marked +reg).")
+    boolean registered;
+
     @Option(names = "--ranks", defaultValue = "4", description = "World size (default: ${DEFAULT-VALUE}).")
     int ranks;
 
@@ -180,11 +184,14 @@ public final class BenchCommand implements Callable<Integer> {
 
     List<Bench.Row> measure(Bench.Op op, Algorithm algorithm, long[] bytes) throws Exception {
         if (transport.equals("threads")) {
-            return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale)).get(0);
+            return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale, registered)).get(0);
         }
         try (WorkDir work = WorkDir.create("jccl-bench-")) {
             List<String> args = new ArrayList<>(List.of("bench-worker", work.resolve("rows.json").toString(),
                     op.name(), algorithm.name(), Double.toString(scale)));
+            if (registered) {
+                args.add("--registered");
+            }
             for (long b : bytes) {
                 args.add(Long.toString(b));
             }

@@ -33,10 +33,14 @@ public final class BenchWorkerCommand implements Callable<Integer> {
     @Parameters(index = "4..*")
     long[] sizes;
 
+    @picocli.CommandLine.Option(names = "--registered")
+    boolean registered;
+
     @Override
     public Integer call() throws Exception {
         try (Communicator comm = Jccl.fromEnvironment()) {
-            List<Bench.Row> rows = Bench.run(comm, Bench.Op.valueOf(op), Algorithm.valueOf(algorithm), sizes, scale);
+            List<Bench.Row> rows = Bench.run(comm, Bench.Op.valueOf(op), Algorithm.valueOf(algorithm), sizes, scale,
+                    registered);
             if (comm.rank() == 0) {
                 ObjectMapper m = new ObjectMapper();
                 ArrayNode arr = m.createArrayNode();

@@ -81,26 +81,46 @@ public final class SharedMemoryAllReduce {
     }
 
     /**
-     * Ranks that can read each other's buffers in place (threads): no copy in, no rounds. Every rank exposes its
-     * buffer and arrives; reduces slice r reading every rank's buffer into a scratch array and writes it into its
-     * own slice; arrives again; copies the other slices out of their owners' buffers; and arrives a third time, so
-     * that no rank returns (and lets its caller change the buffer) while a peer still reads it. Reads T, writes T
-     * per rank, three synchronisations.
+     * Ranks that can read each other's buffers in place (threads): no copy in, no rounds (see {@link #inPlace}).
      */
     private static void allReduceInPlace(CollectiveCall call, SharedArena a, Buf data, ReduceOp op) {
+        a.expose(data);
+        inPlace(call, a, data.dtype(), data.count(), op, 1);
+    }
+
+    /**
+     * Allreduce of a buffer in the shared registered region ({@code Communicator.allocate}), which the caller has
+     * exposed with {@link SharedArena#exposeRegistered}: peers read it in place, so nothing is copied in or out of
+     * an exchange buffer. {@code divideBy} divides the result (AVG: the world size; else 1).
+     */
+    public static void allReduceRegistered(CollectiveCall call, io.jccl.DataType dtype, int count, ReduceOp op,
+                                           int divideBy) {
+        inPlace(call, call.arena(), dtype, count, op, divideBy);
+    }
+
+    /**
+     * The in-place allreduce of every rank's exposed buffer of {@code m} elements: every rank arrives; reduces slice
+     * r reading every rank's buffer into a scratch array and writes it into its own slice; arrives again; copies the
+     * other slices out of their owners' buffers; and arrives a third time, so that no rank returns (and lets its
+     * caller change the buffer) while a peer still reads it. Reads about 2T, writes T per rank, three
+     * synchronisations.
+     */
+    private static void inPlace(CollectiveCall call, SharedArena a, io.jccl.DataType dtype, int m, ReduceOp op,
+                                int divideBy) {
         int p = call.size();
         int me = call.rank();
-        int m = data.count();
-        int elem = data.dtype().sizeBytes();
+        int elem = dtype.sizeBytes();
         long round = a.nextRound();
-        a.expose(data);
         call.step(0, "shared-memory arrive");
         call.arrive(a, round, true);
         int lo = (int) ((long) m * me / p);
         int hi = (int) ((long) m * (me + 1) / p);
-        Buf acc = call.scratch(data.dtype(), hi - lo);
+        Buf acc = call.scratch(dtype, hi - lo);
         reduceRange(a, SharedArena.EXPOSED, lo, acc, op, p);
-        acc.copyTo(data, lo);
+        if (divideBy > 1) {
+            io.jccl.reduce.Reductions.divide(acc, divideBy);
+        }
+        a.put(SharedArena.EXPOSED, lo, acc);
         call.releaseScratch(acc);
         a.publish(SharedArena.REDUCED, round);
         call.step(1, "shared-memory reduced");
@@ -109,7 +129,7 @@ public final class SharedMemoryAllReduce {
             if (r != me) {
                 int rlo = (int) ((long) m * r / p);
                 int rhi = (int) ((long) m * (r + 1) / p);
-                a.get(r, SharedArena.EXPOSED, rlo, data.slice(rlo, rhi - rlo));
+                a.copyExposed(r, rlo, rhi - rlo, dtype);
             }
         }
         leave(call, a, round);

@@ -153,6 +153,14 @@ public final class DefaultCommunicator implements Communicator {
         requireOp(OpType.ALL_REDUCE, op, t.dtype());
         int world = size();
         return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, call -> {
+            io.jccl.transport.SharedArena a = call.arena();
+            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY && t.isBuffer() && world > 1
+                    && t.byteSize() > io.jccl.algorithm.SharedMemoryAllReduce.SMALL_BYTES && a.exposeRegistered(t)) {
+                // a buffer from allocate(): peers read it in place, nothing is staged
+                io.jccl.algorithm.SharedMemoryAllReduce.allReduceRegistered(call, t.dtype(), t.count(), op,
+                        op == ReduceOp.AVG ? world : 1);
+                return;
+            }
             Buf b = t.stage();
             reduceAll(call, b, op, world);
             t.unstage(b);
@@ -572,6 +580,16 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     private AlgorithmSelector selector;
+
+    @Override
+    public Tensor allocate(DataType dtype, int count) {
+        Objects.requireNonNull(dtype, "dtype");
+        if (count < 0) {
+            throw new IllegalArgumentException("allocate: count must be >= 0, got " + count);
+        }
+        io.jccl.transport.SharedArena a = transport.arena();
+        return a != null ? a.allocate(dtype, count) : Tensor.ofArray(dtype, dtype.newArray(count), 0, count);
+    }
 
     @Override
     public Algorithm algorithmFor(OpType op, DataType dtype, long count) {

@@ -48,9 +48,12 @@ public final class Rendezvous {
         if (oneHost && !kind.equals("tcp")) {
             String ring = System.getenv(ShmTransport.RING_ENV);
             String arena = System.getenv(ShmTransport.ARENA_ENV);
+            String registered = System.getenv(ShmTransport.REGISTERED_ENV);
             return ShmTransport.connect(env.rank(), env.worldSize(), store, ShmTransport.defaultDirectory(),
                     ring == null ? ShmTransport.RING_DEFAULT : Integer.parseInt(ring.trim()),
-                    arena == null ? ShmTransport.ARENA_DEFAULT : Integer.parseInt(arena.trim()), timeout);
+                    arena == null ? ShmTransport.ARENA_DEFAULT : Integer.parseInt(arena.trim()),
+                    registered == null ? ShmTransport.REGISTERED_DEFAULT : Integer.parseInt(registered.trim()),
+                    timeout);
         }
         return TcpTransport.connect(env.rank(), env.worldSize(), store, tcp);
     }

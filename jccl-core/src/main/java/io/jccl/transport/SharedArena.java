@@ -57,7 +57,27 @@ public interface SharedArena {
      */
     void expose(Buf b);
 
-    /** Copies {@code src} into this rank's exchange buffer {@code half}, starting at element {@code at}. */
+    /**
+     * A tensor of {@code count} elements that peers can read in place: in this rank's registered region of shared
+     * memory (processes), or a plain array (threads, which read any array in place).
+     *
+     * @throws IllegalArgumentException when the registered region has no room left
+     */
+    io.jccl.Tensor allocate(io.jccl.DataType dtype, int count);
+
+    /**
+     * If {@code t} lives in this rank's registered region, lets peers read it in place as half {@link #EXPOSED}
+     * (until the next expose) and returns true; otherwise returns false and changes nothing.
+     */
+    boolean exposeRegistered(io.jccl.Tensor t);
+
+    /** Copies elements {@code [at, at + n)} of rank {@code r}'s exposed buffer into this rank's exposed buffer. */
+    void copyExposed(int r, int at, int n, io.jccl.DataType dtype);
+
+    /**
+     * Copies {@code src} into this rank's exchange buffer {@code half} (or its exposed buffer), starting at element
+     * {@code at}.
+     */
     void put(int half, int at, Buf src);
 
     /** Copies {@code dst.count()} elements of rank {@code r}'s buffer {@code half} from element {@code at}. */

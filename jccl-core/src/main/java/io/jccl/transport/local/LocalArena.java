@@ -92,8 +92,30 @@ final class LocalArena {
         }
 
         @Override
+        public io.jccl.Tensor allocate(DataType dtype, int count) {
+            return io.jccl.Tensor.ofArray(dtype, dtype.newArray(count), 0, count);
+        }
+
+        @Override
+        public boolean exposeRegistered(io.jccl.Tensor t) {
+            return false; // threads expose any array (expose(Buf)); there is no registered region
+        }
+
+        @Override
+        public void copyExposed(int r, int at, int n, DataType dtype) {
+            Buf from = exposed.get(r);
+            Buf to = exposed.get(rank());
+            System.arraycopy(from.array(), from.offset() + at, to.array(), to.offset() + at, n);
+        }
+
+        @Override
         public void put(int half, int at, Buf src) {
-            System.arraycopy(src.array(), src.offset(), array(rank(), half, src.dtype()), at, src.count());
+            if (half == EXPOSED) {
+                Buf e = exposed.get(rank());
+                System.arraycopy(src.array(), src.offset(), e.array(), e.offset() + at, src.count());
+            } else {
+                System.arraycopy(src.array(), src.offset(), array(rank(), half, src.dtype()), at, src.count());
+            }
         }
 
         @Override

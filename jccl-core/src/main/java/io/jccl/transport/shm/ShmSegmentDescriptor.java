@@ -33,12 +33,16 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * +---------------------------------------------------------------+
  * |               exchange buffer bytes (multiple of 4 KiB)       | 44
  * +---------------------------------------------------------------+
+ * |               registered bytes (multiple of 4 KiB)            | 48
+ * +---------------------------------------------------------------+
  * |                    zero up to CONTROL_OFFSET                  |
  * +---------------------------------------------------------------+
  * |   control block: counter ARRIVED (64-bit, ordered)  + pad     | 1024  (CONTROL_OFFSET)
  * |                  counter REDUCED (64-bit, ordered)  + pad     | 1088  (one 64-byte line each)
- * |                  signature, half 0: a 48-byte frame header    | 1152
- * |                  signature, half 1: a 48-byte frame header    | 1216
+ * |                  counter LEFT    (64-bit, ordered)  + pad     | 1152
+ * |                  exposed offset  (64-bit)           + pad     | 1216  (into the registered region)
+ * |                  signature, half 0: a 48-byte frame header    | 1280
+ * |                  signature, half 1: a 48-byte frame header    | 1344
  * +---------------------------------------------------------------+
  * |                    zero up to HEADER_LENGTH                   |
  * +---------------------------------------------------------------+
@@ -49,6 +53,9 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * |   exchange buffer, half 0: exchange buffer bytes              | arenaOffset(world, capacity)
  * +---------------------------------------------------------------+
  * |   exchange buffer, half 1: exchange buffer bytes              |
+ * +---------------------------------------------------------------+
+ * |   registered region: registered bytes, buffers handed out by  | registeredOffset(world, capacity,
+ * |   Communicator.allocate (64-byte aligned, in order)           |                  arena bytes)
  * +---------------------------------------------------------------+
  * </pre>
  *
@@ -61,7 +68,9 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * <p>The control block and the exchange buffers are written only by the owner and read by every peer: the owner
  * fills a buffer and its signature slot, then publishes a counter with an ordered store; a peer reads the
  * counter with a volatile load before it reads the buffer. Counters only grow (see
- * {@link io.jccl.transport.SharedArena}).
+ * {@link io.jccl.transport.SharedArena}). For a collective on a registered buffer the owner writes the buffer's
+ * offset in its registered region to "exposed offset" before it publishes ARRIVED, and peers read that buffer in
+ * place.
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;
@@ -77,6 +86,7 @@ public final class ShmSegmentDescriptor {
     public static final int JOB_ID_OFFSET = 32;
     public static final int READY_OFFSET = 40;
     public static final int ARENA_BYTES_OFFSET = 44;
+    public static final int REGISTERED_BYTES_OFFSET = 48;
     public static final int CONTROL_OFFSET = 1024;
     /** Bytes between counters, and between signature slots: one cache line each. */
     public static final int LINE = 64;
@@ -94,8 +104,18 @@ public final class ShmSegmentDescriptor {
         return (raw + 4095) & ~4095;
     }
 
-    public static long segmentLength(int worldSize, int capacity, int arenaBytes) {
+    public static long segmentLength(int worldSize, int capacity, int arenaBytes, int registeredBytes) {
+        return registeredOffset(worldSize, capacity, arenaBytes) + registeredBytes;
+    }
+
+    /** Offset of the registered region. */
+    public static long registeredOffset(int worldSize, int capacity, int arenaBytes) {
         return arenaOffset(worldSize, capacity) + 2L * arenaBytes;
+    }
+
+    /** Offset of the exposed-offset word in the control block. */
+    public static int exposedOffsetOffset() {
+        return CONTROL_OFFSET + io.jccl.transport.SharedArena.COUNTERS * LINE;
     }
 
     /** Offset of counter {@code which} in the control block. */
@@ -105,7 +125,7 @@ public final class ShmSegmentDescriptor {
 
     /** Offset of the signature slot of exchange buffer {@code half}. */
     public static int signatureOffset(int half) {
-        return CONTROL_OFFSET + io.jccl.transport.SharedArena.COUNTERS * LINE + half * LINE;
+        return CONTROL_OFFSET + (io.jccl.transport.SharedArena.COUNTERS + 1) * LINE + half * LINE;
     }
 
     /** Offset of exchange buffer half 0; half 1 follows it. */
@@ -116,6 +136,12 @@ public final class ShmSegmentDescriptor {
     public static void checkArenaBytes(int bytes) {
         if (bytes < 4096 || bytes % 4096 != 0) {
             throw new IllegalArgumentException("exchange buffer bytes must be a multiple of 4096: bytes=" + bytes);
+        }
+    }
+
+    public static void checkRegisteredBytes(int bytes) {
+        if (bytes < 0 || bytes % 4096 != 0) {
+            throw new IllegalArgumentException("registered bytes must be a multiple of 4096: bytes=" + bytes);
         }
     }
 

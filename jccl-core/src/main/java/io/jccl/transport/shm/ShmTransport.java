@@ -64,6 +64,13 @@ public final class ShmTransport implements Transport {
     /** Environment variable: bytes per exchange buffer of the shared arena (multiple of 4096, default 4 MiB). */
     public static final String ARENA_ENV = "JCCL_SHM_ARENA_BYTES";
     public static final int ARENA_DEFAULT = 4 << 20;
+    /**
+     * Environment variable: bytes of the registered region, where {@code Communicator.allocate} places buffers
+     * that peers read in place (multiple of 4096, default 256 MiB; the file is sparse, pages cost memory only once
+     * used).
+     */
+    public static final String REGISTERED_ENV = "JCCL_SHM_REGISTERED_BYTES";
+    public static final int REGISTERED_DEFAULT = 256 << 20;
     private static final long LIVENESS_CHECK_NANOS = 100_000_000L;
 
     private final int rank;
@@ -82,6 +89,7 @@ public final class ShmTransport implements Transport {
     private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
     private final int maxSpins;
     private final int arenaBytes;
+    private final int registeredBytes;
     private final ReentrantLock arenaLock = new ReentrantLock();
     private Arena arena;
     private volatile boolean closed;
@@ -95,9 +103,11 @@ public final class ShmTransport implements Transport {
         int filled;
     }
 
-    private ShmTransport(int rank, int size, Path file, MappedByteBuffer own, int localRanks, int arenaBytes) {
+    private ShmTransport(int rank, int size, Path file, MappedByteBuffer own, int localRanks, int arenaBytes,
+                         int registeredBytes) {
         this.rank = rank;
         this.arenaBytes = arenaBytes;
+        this.registeredBytes = registeredBytes;
         this.size = size;
         this.file = file;
         this.own = own;
@@ -128,24 +138,29 @@ public final class ShmTransport implements Transport {
 
     /** Connects rank {@code rank} of {@code size} ranks on this host, meeting them through {@code store}. */
     public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, Duration timeout) {
-        return connect(rank, size, store, dir, ringBytes, ARENA_DEFAULT, timeout);
+        return connect(rank, size, store, dir, ringBytes, ARENA_DEFAULT, REGISTERED_DEFAULT, timeout);
     }
 
-    /** As {@link #connect(int, int, Store, Path, int, Duration)}, with exchange buffers of {@code arenaBytes}. */
+    /**
+     * As {@link #connect(int, int, Store, Path, int, Duration)}, with exchange buffers of {@code arenaBytes} and a
+     * registered region of {@code registeredBytes}.
+     */
     public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
-                                       Duration timeout) {
+                                       int registeredBytes, Duration timeout) {
         checkCapacity(ringBytes);
         checkArenaBytes(arenaBytes);
+        checkRegisteredBytes(registeredBytes);
         removeStaleSegments(dir);
         if (rank == 0) {
             store.setString("shm/job", Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
         }
         String job = store.getString("shm/job", timeout);
         Path file = dir.resolve("jccl-" + job + "-" + rank + ".shm");
-        long length = segmentLength(size, ringBytes, arenaBytes);
+        long length = segmentLength(size, ringBytes, arenaBytes, registeredBytes);
         if (length > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("rank " + rank + ": a segment of " + length + " bytes is over 2 GiB; "
-                    + "use smaller rings (" + RING_ENV + ") or exchange buffers (" + ARENA_ENV + ")");
+                    + "use smaller rings (" + RING_ENV + "), exchange buffers (" + ARENA_ENV + ") or registered "
+                    + "region (" + REGISTERED_ENV + ")");
         }
         MappedByteBuffer own;
         try {
@@ -159,9 +174,10 @@ public final class ShmTransport implements Transport {
         own.putInt(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(WORLD_SIZE_OFFSET, size)
                 .putInt(OWNER_RANK_OFFSET, rank).putInt(RING_CAPACITY_OFFSET, ringBytes)
                 .putInt(RING_STRIDE_OFFSET, ringStride(ringBytes)).putLong(OWNER_PID_OFFSET, pid)
-                .putLong(JOB_ID_OFFSET, Long.parseUnsignedLong(job, 16)).putInt(ARENA_BYTES_OFFSET, arenaBytes);
+                .putLong(JOB_ID_OFFSET, Long.parseUnsignedLong(job, 16)).putInt(ARENA_BYTES_OFFSET, arenaBytes)
+                .putInt(REGISTERED_BYTES_OFFSET, registeredBytes);
         new UnsafeBuffer(own).putIntOrdered(READY_OFFSET, 1);
-        ShmTransport t = new ShmTransport(rank, size, file, own, size, arenaBytes);
+        ShmTransport t = new ShmTransport(rank, size, file, own, size, arenaBytes, registeredBytes);
         try {
             for (int src = 0; src < size; src++) {
                 if (src != rank) {
@@ -182,7 +198,8 @@ public final class ShmTransport implements Transport {
                 if (m.getInt(MAGIC_OFFSET) != MAGIC || m.getInt(VERSION_OFFSET) != VERSION
                         || new UnsafeBuffer(m).getIntVolatile(READY_OFFSET) != 1
                         || m.getInt(RING_CAPACITY_OFFSET) != ringBytes || m.getInt(WORLD_SIZE_OFFSET) != size
-                        || m.getInt(ARENA_BYTES_OFFSET) != arenaBytes) {
+                        || m.getInt(ARENA_BYTES_OFFSET) != arenaBytes
+                        || m.getInt(REGISTERED_BYTES_OFFSET) != registeredBytes) {
                     throw new JcclException("rank " + rank + ": the segment " + peerFile + " of rank " + dst
                             + " is not a version " + VERSION + " jccl segment of this job", null);
                 }
@@ -450,6 +467,9 @@ public final class ShmTransport implements Transport {
     private final class Arena extends AbstractArena {
         private static final int CHUNK_BYTES = 32 << 10;
         private final long base;
+        private final long registeredBase;
+        private final long ownAddress;
+        private long nextFree;
         private final UnsafeBuffer[] control = new UnsafeBuffer[size];
         private final ByteBuffer[] memory = new ByteBuffer[size];
         private final Object[] chunks = new Object[DataType.values().length];
@@ -457,6 +477,8 @@ public final class ShmTransport implements Transport {
         Arena(int ringBytes) {
             super(rank, size, size);
             this.base = arenaOffset(size, ringBytes);
+            this.registeredBase = registeredOffset(size, ringBytes, arenaBytes);
+            this.ownAddress = org.agrona.BufferUtil.address(own);
             for (int r = 0; r < size; r++) {
                 MappedByteBuffer m = r == rank ? own : mapped[r];
                 control[r] = new UnsafeBuffer(m, 0, HEADER_LENGTH);
@@ -484,16 +506,66 @@ public final class ShmTransport implements Transport {
         }
 
         private ByteBuffer window(int r, int half, int at, Buf b) {
-            int elem = b.dtype().sizeBytes();
-            long from = base + (long) half * arenaBytes + (long) at * elem;
-            long to = from + (long) b.count() * elem;
-            if (at < 0 || to > base + (long) (half + 1) * arenaBytes) {
-                throw new IndexOutOfBoundsException("exchange buffer range out of bounds: at=" + at + ", count="
-                        + b.count() + ", bytes=" + arenaBytes);
+            return window(r, half, at, b.count(), b.dtype());
+        }
+
+        /** Elements {@code [at, at + n)} of rank r's exchange buffer {@code half} or exposed buffer. */
+        private ByteBuffer window(int r, int half, int at, int n, DataType dt) {
+            int elem = dt.sizeBytes();
+            long start;
+            long end;
+            if (half == EXPOSED) {
+                start = registeredBase + control[r].getLong(exposedOffsetOffset());
+                end = registeredBase + registeredBytes;
+            } else {
+                start = base + (long) half * arenaBytes;
+                end = start + arenaBytes;
+            }
+            long from = start + (long) at * elem;
+            long to = from + (long) n * elem;
+            if (at < 0 || to > end) {
+                throw new IndexOutOfBoundsException("shared buffer range out of bounds: rank=" + r + ", half=" + half
+                        + ", at=" + at + ", count=" + n);
             }
             ByteBuffer w = memory[r].duplicate().order(ByteOrder.nativeOrder());
             w.limit((int) to).position((int) from);
             return w;
+        }
+
+        @Override
+        public io.jccl.Tensor allocate(DataType dtype, int count) {
+            long bytes = (long) count * dtype.sizeBytes();
+            synchronized (this) {
+                long at = (nextFree + 63) & ~63L;
+                if (at + bytes > registeredBytes) {
+                    throw new IllegalArgumentException("rank " + rank + ": the registered region (" + registeredBytes
+                            + " bytes, " + REGISTERED_ENV + ") has no room for " + bytes + " more bytes (" + at
+                            + " in use)");
+                }
+                nextFree = at + bytes;
+                ByteBuffer b = own.duplicate();
+                b.limit((int) (registeredBase + at + bytes)).position((int) (registeredBase + at));
+                return io.jccl.Tensor.of(b.slice().order(ByteOrder.nativeOrder()), dtype);
+            }
+        }
+
+        @Override
+        public boolean exposeRegistered(io.jccl.Tensor t) {
+            ByteBuffer b = t.byteBuffer();
+            if (b == null || !b.isDirect()) {
+                return false;
+            }
+            long address = org.agrona.BufferUtil.address(b) + b.position() - ownAddress - registeredBase;
+            if (address < 0 || address + b.remaining() > registeredBytes) {
+                return false;
+            }
+            control[rank].putLong(exposedOffsetOffset(), address);
+            return true;
+        }
+
+        @Override
+        public void copyExposed(int r, int at, int n, DataType dtype) {
+            window(rank, EXPOSED, at, n, dtype).put(window(r, EXPOSED, at, n, dtype));
         }
 
         @Override
