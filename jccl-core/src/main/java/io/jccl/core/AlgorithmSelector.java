@@ -20,6 +20,9 @@ public final class AlgorithmSelector {
     private final boolean arena;
     private final int world;
     private final int arenaBytes;
+    /** Choices made so far, by operation and bytes: the same sizes recur every step of a training loop. */
+    private final java.util.concurrent.ConcurrentHashMap<Long, Algorithm> chosen =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param arenaBytes the bytes of one exchange buffer of the transport's shared arena; 0 when it has none
@@ -37,6 +40,19 @@ public final class AlgorithmSelector {
      * allreduce, broadcast and allgather, the output for reduce_scatter).
      */
     public Algorithm choose(OpType op, long bytes) {
+        long key = (long) op.ordinal() << 56 | bytes;
+        Algorithm cached = chosen.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        Algorithm a = evaluate(op, bytes);
+        if (chosen.size() < 4096) {
+            chosen.put(key, a);
+        }
+        return a;
+    }
+
+    private Algorithm evaluate(OpType op, long bytes) {
         Algorithm best = Algorithm.resolve(op, Algorithm.AUTO);
         double bestCost = Double.MAX_VALUE;
         for (Algorithm a : Algorithm.available(op)) {

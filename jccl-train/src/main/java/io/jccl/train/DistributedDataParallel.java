@@ -17,7 +17,9 @@ import java.util.List;
  * {@link #finish} waits for every bucket and writes the averaged gradients back.
  *
  * <p>A parameter larger than the cap gets a bucket of its own; small ones ride with their neighbours. With overlap
- * off every bucket is reduced in {@link #finish}. One instance serves every step.
+ * off every bucket is reduced in {@link #finish}. One instance serves every step. Buckets come from
+ * {@link Communicator#allocate}: over shared memory they live in the registered region and the shared-memory
+ * allreduce reads them in place, without copying them into exchange buffers.
  */
 public final class DistributedDataParallel {
     /** PyTorch DDP's default bucket cap. */
@@ -41,7 +43,11 @@ public final class DistributedDataParallel {
     private static final class Bucket {
         final List<Integer> params = new ArrayList<>();
         final List<Integer> positions = new ArrayList<>();
-        float[] buffer;
+        /** From {@link Communicator#allocate}: in shared memory on shm, so the allreduce reads it in place. */
+        Tensor tensor;
+        /** The tensor's elements: a float view of its buffer, or its array. */
+        java.nio.FloatBuffer shared;
+        float[] array;
         int pending;
         boolean ready;
         Work work;
@@ -87,7 +93,12 @@ public final class DistributedDataParallel {
             for (int i : k.params) {
                 n += params.get(i).length;
             }
-            k.buffer = new float[n];
+            k.tensor = comm.allocate(io.jccl.DataType.FLOAT32, n);
+            if (k.tensor.isBuffer()) {
+                k.shared = k.tensor.byteBuffer().asFloatBuffer();
+            } else {
+                k.array = (float[]) k.tensor.stage().array(); // an array tensor stages as itself, from 0
+            }
         }
         resetStep();
     }
@@ -124,7 +135,11 @@ public final class DistributedDataParallel {
         marked[index] = true;
         Parameter p = params.get(index);
         Bucket k = buckets.get(bucketOf[index]);
-        System.arraycopy(p.grad, p.offset, k.buffer, positionOf[index], p.length);
+        if (k.shared != null) {
+            k.shared.put(positionOf[index], p.grad, p.offset, p.length);
+        } else {
+            System.arraycopy(p.grad, p.offset, k.array, positionOf[index], p.length);
+        }
         if (--k.pending == 0) {
             k.ready = true;
             if (overlap) {
@@ -136,7 +151,7 @@ public final class DistributedDataParallel {
     private void launchReady() {
         while (nextLaunch < buckets.size() && buckets.get(nextLaunch).ready) {
             Bucket k = buckets.get(nextLaunch++);
-            k.work = comm.allReduceAsync(Tensor.of(k.buffer), ReduceOp.AVG);
+            k.work = comm.allReduceAsync(k.tensor, ReduceOp.AVG);
             k.reductions++;
         }
     }
@@ -154,7 +169,7 @@ public final class DistributedDataParallel {
         }
         if (!overlap) {
             for (Bucket k : buckets) {
-                comm.allReduce(Tensor.of(k.buffer), ReduceOp.AVG);
+                comm.allReduce(k.tensor, ReduceOp.AVG);
                 k.reductions++;
             }
         }
@@ -165,7 +180,12 @@ public final class DistributedDataParallel {
         }
         for (int i = 0; i < params.size(); i++) {
             Parameter p = params.get(i);
-            System.arraycopy(buckets.get(bucketOf[i]).buffer, positionOf[i], p.grad, p.offset, p.length);
+            Bucket k = buckets.get(bucketOf[i]);
+            if (k.shared != null) {
+                k.shared.get(positionOf[i], p.grad, p.offset, p.length);
+            } else {
+                System.arraycopy(k.array, positionOf[i], p.grad, p.offset, p.length);
+            }
         }
         resetStep();
     }

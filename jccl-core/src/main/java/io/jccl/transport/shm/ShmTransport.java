@@ -72,6 +72,7 @@ public final class ShmTransport implements Transport {
     public static final String REGISTERED_ENV = "JCCL_SHM_REGISTERED_BYTES";
     public static final int REGISTERED_DEFAULT = 256 << 20;
     private static final long LIVENESS_CHECK_NANOS = 100_000_000L;
+    private static final sun.misc.Unsafe UNSAFE = org.agrona.UnsafeAccess.UNSAFE;
 
     private final int rank;
     private final int size;
@@ -591,6 +592,17 @@ public final class ShmTransport implements Transport {
         @Override
         public void reduce(int r, int half, int at, Buf acc, ReduceOp op) {
             DataType dt = acc.dtype();
+            if ((op == ReduceOp.SUM || op == ReduceOp.AVG) && (dt == DataType.FLOAT32 || dt == DataType.FLOAT64)) {
+                // the common case, summed straight out of the mapping: half the memory traffic of copy-then-add
+                ByteBuffer w = window(r, half, at, acc);
+                long address = org.agrona.BufferUtil.address(w) + w.position();
+                if (dt == DataType.FLOAT32) {
+                    sumFloats((float[]) acc.array(), acc.offset(), acc.count(), address);
+                } else {
+                    sumDoubles((double[]) acc.array(), acc.offset(), acc.count(), address);
+                }
+                return;
+            }
             int chunk = CHUNK_BYTES / dt.sizeBytes();
             Object tmp = chunks[dt.ordinal()];
             if (tmp == null) {
@@ -602,6 +614,18 @@ public final class ShmTransport implements Transport {
                 Buf t = new Buf(dt, tmp, 0, n);
                 t.readFrom(window(r, half, at + done, t));
                 Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp, 0, n);
+            }
+        }
+
+        private void sumFloats(float[] acc, int offset, int n, long address) {
+            for (int i = 0; i < n; i++) {
+                acc[offset + i] += UNSAFE.getFloat(address + 4L * i);
+            }
+        }
+
+        private void sumDoubles(double[] acc, int offset, int n, long address) {
+            for (int i = 0; i < n; i++) {
+                acc[offset + i] += UNSAFE.getDouble(address + 8L * i);
             }
         }
 
