@@ -43,6 +43,35 @@ class MismatchTest {
         assertTrue(mismatches >= 1, "nobody detected the mismatch");
     }
 
+    /**
+     * Calls that agree must never be reported as a mismatch, however the ranks interleave: a regression test for a
+     * waiting rank that read a peer's signature slot while the peer was rewriting it (alternating sizes, so that a
+     * torn slot shows a new sequence number with an old count).
+     */
+    @ParameterizedTest
+    @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM"})
+    void agreeingCallsShouldNeverBeReportedAsMismatches(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 4, LONG, Algorithm.SHARED_MEMORY, comm -> {
+            float[] big = new float[256];
+            float[] tiny = new float[4];
+            java.util.Random random = new java.util.Random(comm.rank());
+            for (int i = 0; i < 4000; i++) {
+                comm.barrier();
+                if (comm.rank() == 3) { // arrive just as the others' first wait slice (1 ms) runs out
+                    long until = System.nanoTime() + 950_000 + random.nextInt(100_000);
+                    while (System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                }
+                comm.allReduce((i & 1) == 0 ? big : tiny, ReduceOp.SUM);
+            }
+            return null;
+        });
+        for (RankHarness.Outcome<Object> o : out) {
+            assertEquals(null, o.error, () -> String.valueOf(o.error));
+        }
+    }
+
     /** One rank passes messages while the others wait in shared memory: found by either side, never a hang. */
     @ParameterizedTest
     @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM"})

@@ -145,10 +145,13 @@ public final class Bench {
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         // warm the JIT on the whole path before the first measured size, so that it is not charged to it: C2
         // compiles a method after about 10,000 calls, and a native peer needs no warm-up
+        // on the smallest and a middling size alike (copies of one element take other branches than of many)
         float[] warm = new float[n * Math.max(1, 256 / n)];
+        float[] tiny = new float[n];
         for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
+            float[] w = (i & 1) == 0 ? warm : tiny;
             comm.barrier();
-            runOnce(comm, op, opts, warm, new float[warm.length], warm.length / n);
+            runOnce(comm, op, opts, w, new float[w.length], w.length / n);
         }
         for (long bytes : sizes) {
             int count = (int) Math.max(1, bytes / 4);

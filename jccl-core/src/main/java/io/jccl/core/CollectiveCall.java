@@ -197,13 +197,14 @@ public final class CollectiveCall {
             if (p == awaited || p == rank()) {
                 continue;
             }
-            for (int half = 0; a != null && half < 2; half++) {
-                FrameHeader s = a.signature(p, half); // a peer in a shared-memory call with this sequence number
-                String[] d = s == null || s.sequence() != signature.sequence() ? null : signature.firstDifference(s);
-                if (d != null) {
-                    throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, d[0], d[1],
-                            d[2]);
-                }
+            // a peer waiting in a shared-memory call with this sequence number (read consistently: a peer may be
+            // rewriting its slots right now)
+            FrameHeader published = a == null ? null : a.publishedSignature(p);
+            String[] differs = published == null || published.sequence() != signature.sequence() ? null
+                    : signature.firstDifference(published);
+            if (differs != null) {
+                throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, differs[0],
+                        differs[1], differs[2]);
             }
             FrameHeader h = transport.peekHeader(p, stream);
             if (h == null || h.isAbort() || h.sequence() > signature.sequence()) {

@@ -30,6 +30,19 @@ public abstract class AbstractArena implements SharedArena {
         return ++round;
     }
 
+    @Override
+    public final FrameHeader publishedSignature(int r) {
+        long before = counter(r, ARRIVED);
+        if (before <= 0) {
+            return null;
+        }
+        // r rewrites this slot only after it publishes round before + 1, so an unchanged counter afterwards means
+        // an untouched slot
+        FrameHeader h = signature(r, (int) (before & 1));
+        java.lang.invoke.VarHandle.acquireFence();
+        return counter(r, ARRIVED) == before ? h : null;
+    }
+
     /**
      * Called on every turn of a wait (keep it cheap, rate-limit anything slow): throws {@link PeerLostException}
      * if a peer is known to be gone.

@@ -89,8 +89,17 @@ public interface SharedArena {
     /** Writes the header that describes this rank's current call into its signature slot {@code half}. */
     void putSignature(int half, FrameHeader signature);
 
-    /** Rank {@code r}'s signature slot {@code half}. */
+    /**
+     * Rank {@code r}'s signature slot {@code half}. Only consistent for a slot whose round the caller has seen
+     * published and that cannot have been rewritten since (see {@link #publishedSignature}).
+     */
     FrameHeader signature(int r, int half);
+
+    /**
+     * The signature in the slot of rank {@code r}'s latest published round, read so that a slot being rewritten is
+     * never returned half old and half new: null if {@code r} moved on while it was read, or has published nothing.
+     */
+    FrameHeader publishedSignature(int r);
 
     /** Publishes {@code value} in this rank's counter {@code which} (a release store). */
     void publish(int which, long value);
