@@ -204,6 +204,28 @@ public final class Bench {
         return rows;
     }
 
+    /**
+     * Rank 0 arrives {@code seconds} late at an allreduce while the others wait in it: returns {the largest share
+     * of a core any waiting rank's thread used meanwhile, the wall seconds of the wait} (the same on every rank).
+     */
+    public static double[] latePeer(Communicator comm, double seconds) throws InterruptedException {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        float[] x = new float[1];
+        comm.allReduce(Tensor.of(x), ReduceOp.SUM);
+        comm.barrier();
+        long w0 = System.nanoTime();
+        long c0 = threads.getCurrentThreadCpuTime();
+        if (comm.rank() == 0) {
+            Thread.sleep((long) (seconds * 1000));
+        }
+        comm.allReduce(Tensor.of(x), ReduceOp.SUM);
+        double wall = (System.nanoTime() - w0) / 1e9;
+        double cpu = (threads.getCurrentThreadCpuTime() - c0) / 1e9;
+        double[] r = {comm.rank() == 0 ? 0 : cpu / wall, wall};
+        comm.allReduce(Tensor.of(r), ReduceOp.MAX);
+        return r;
+    }
+
     /** Copies {@code a} into a tensor from {@link Communicator#allocate} ({@code in}), or back out of it. */
     private static void copy(float[] a, Tensor t, boolean in) {
         if (!t.isBuffer()) {

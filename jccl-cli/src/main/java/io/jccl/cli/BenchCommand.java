@@ -50,6 +50,10 @@ public final class BenchCommand implements Callable<Integer> {
             + "shared memory and the shared-memory allreduce reads them in place (rows marked +reg).")
     boolean registered;
 
+    @Option(names = "--late-peer", paramLabel = "SECONDS", description = "Also let rank 0 arrive this many seconds "
+            + "late at an allreduce and report the share of a core the waiting ranks used meanwhile.")
+    double latePeer;
+
     @Option(names = "--ranks", defaultValue = "4", description = "World size (default: ${DEFAULT-VALUE}).")
     int ranks;
 
@@ -159,6 +163,12 @@ public final class BenchCommand implements Callable<Integer> {
                 }
             }
         }
+        if (latePeer > 0) {
+            double[] r = latePeerCpu();
+            out.println();
+            out.printf(Locale.ROOT, "# late peer: rank 0 arrived %.1f s late at an allreduce; the waiting ranks used at "
+                    + "most %.1f%% of a core meanwhile (%.3f CPU s)%n", r[1], 100 * r[0], r[0] * r[1]);
+        }
         if (coalesced) {
             int iters = Math.max(3, (int) (11 * scale));
             double[] t = Jccl.runThreads(ranks, comm -> Bench.coalesced(comm, 1000, 1024, iters)).get(0);
@@ -180,6 +190,22 @@ public final class BenchCommand implements Callable<Integer> {
             writePlot(series, peers);
         }
         return ok ? 0 : 1;
+    }
+
+    private double[] latePeerCpu() throws Exception {
+        if (transport.equals("threads")) {
+            return Jccl.runThreads(ranks, comm -> Bench.latePeer(comm, latePeer)).get(0);
+        }
+        try (WorkDir work = WorkDir.create("jccl-bench-")) {
+            int status = work.runWorkers(ranks, transport, "1g", List.of("bench-worker",
+                    work.resolve("late.json").toString(), "ALLREDUCE", "AUTO", "1", "4", "--late-peer",
+                    Double.toString(latePeer)));
+            if (status != 0) {
+                throw new IllegalStateException("bench workers failed: " + work.logTail(30));
+            }
+            com.fasterxml.jackson.databind.JsonNode n = new ObjectMapper().readTree(work.resolve("late.json").toFile());
+            return new double[] {n.get(0).asDouble(), n.get(1).asDouble()};
+        }
     }
 
     List<Bench.Row> measure(Bench.Op op, Algorithm algorithm, long[] bytes) throws Exception {

@@ -36,9 +36,19 @@ public final class BenchWorkerCommand implements Callable<Integer> {
     @picocli.CommandLine.Option(names = "--registered")
     boolean registered;
 
+    @picocli.CommandLine.Option(names = "--late-peer")
+    double latePeer;
+
     @Override
     public Integer call() throws Exception {
         try (Communicator comm = Jccl.fromEnvironment()) {
+            if (latePeer > 0) {
+                double[] r = Bench.latePeer(comm, latePeer);
+                if (comm.rank() == 0) {
+                    new ObjectMapper().writeValue(out.toFile(), r);
+                }
+                return 0;
+            }
             List<Bench.Row> rows = Bench.run(comm, Bench.Op.valueOf(op), Algorithm.valueOf(algorithm), sizes, scale,
                     registered);
             if (comm.rank() == 0) {

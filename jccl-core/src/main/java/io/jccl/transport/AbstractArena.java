@@ -8,11 +8,17 @@ public abstract class AbstractArena implements SharedArena {
     private final int size;
     private final int maxSpins;
     private long round;
+    /**
+     * The wait in progress: kept when {@link #await} returns at a slice's end without success, so that the next
+     * slice of the same wait goes on parking instead of spinning and yielding again; reset on success.
+     */
+    private final WaitStrategy idle;
 
     protected AbstractArena(int rank, int size, int ranksOnHost) {
         this.rank = rank;
         this.size = size;
         this.maxSpins = ranksOnHost <= Runtime.getRuntime().availableProcessors() ? 200 : 0;
+        this.idle = new WaitStrategy(maxSpins);
     }
 
     @Override
@@ -52,21 +58,18 @@ public abstract class AbstractArena implements SharedArena {
     @Override
     public final int await(int which, long value, long untilNanos) {
         int from = 0;
-        WaitStrategy idle = null;
         while (true) {
             while (from < size && counter(from, which) >= value) {
                 from++;
             }
             if (from == size) {
+                idle.reset();
                 return -1;
             }
             if (System.nanoTime() - untilNanos >= 0) {
                 return from;
             }
             checkPeers();
-            if (idle == null) {
-                idle = new WaitStrategy(maxSpins);
-            }
             idle.idle();
         }
     }

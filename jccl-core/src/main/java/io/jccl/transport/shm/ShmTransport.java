@@ -90,6 +90,11 @@ public final class ShmTransport implements Transport {
     private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
     private final int maxSpins;
     private final int arenaBytes;
+    /**
+     * Each receiving thread's wait, kept across the slices of one wait (see {@link #receive}), so that a rank
+     * waiting long for a late peer parks instead of yielding again at every slice.
+     */
+    private final ThreadLocal<WaitStrategy> receiveWaits;
     private final int registeredBytes;
     private final ReentrantLock arenaLock = new ReentrantLock();
     private Arena arena;
@@ -121,6 +126,7 @@ public final class ShmTransport implements Transport {
         this.partial = new Reassembly[size];
         this.inbox = new Inbox(size);
         this.maxSpins = localRanks <= Runtime.getRuntime().availableProcessors() ? 200 : 0;
+        this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
             sendLocks[i] = new ReentrantLock();
             partial[i] = new Reassembly();
@@ -393,24 +399,21 @@ public final class ShmTransport implements Transport {
 
     @Override
     public Frame receive(int src, int stream, long deadlineNanos) {
-        IdleStrategy idle = null;
+        WaitStrategy idle = receiveWaits.get();
         while (true) {
             Frame f = inbox.poll(src, stream);
-            if (f != null) {
-                return f;
+            if (f == null) {
+                progress();
+                f = inbox.poll(src, stream);
             }
-            progress();
-            f = inbox.poll(src, stream);
             if (f != null) {
+                idle.reset();
                 return f;
             }
             if (System.nanoTime() - deadlineNanos >= 0) {
-                return null;
+                return null; // the caller's wait goes on with the next slice: keep its strategy's state
             }
             checkAlive(src, "waiting for");
-            if (idle == null) {
-                idle = idleStrategy();
-            }
             idle.idle();
         }
     }
