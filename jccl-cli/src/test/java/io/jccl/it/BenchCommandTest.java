@@ -42,7 +42,8 @@ class BenchCommandTest {
         Path png = dir.resolve("busbw.png");
         String out = run("bench", "--ranks", "3", "--transport", "shm", "--ops", "allreduce,allgather,reducescatter,"
                 + "broadcast,alltoall,reduce", "--algorithms", "ring,tree,shared_memory", "--sizes", "4,1K,100K", "--scale", "0.02",
-                "--json", json.toString(), "--plot", png.toString());
+                "--json", json.toString(), "--plot", png.toString(), "--late-peer", "0.3");
+        assertTrue(out.contains("# late peer: rank 0 arrived"), out);
         assertTrue(out.contains("size        count    type  redop  root          algorithm     time(us)     algbw     "
                 + "busbw  #wrong   cpu(us)"), out);
         JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
