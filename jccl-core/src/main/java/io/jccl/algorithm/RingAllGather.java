@@ -5,7 +5,8 @@ import io.jccl.core.CollectiveCall;
 
 /**
  * Ring allgather: P-1 rotations. Rank r first places its input in block r of the output; at step s it sends
- * block (r-s) mod P to rank r+1 and receives block (r-s-1) mod P from rank r-1.
+ * block (r-s) mod P to rank r+1 and receives block (r-s-1) mod P from rank r-1, segment by segment as the ring
+ * allreduce does ({@link RingAllReduce#exchange}).
  *
  * <p>Cost per rank: P-1 steps, T(P-1)/P bytes sent and received (T = output bytes). A rank that stops after its
  * first receive starves every other rank of the P-1 frames it needs, so a signature mismatch fails every rank.
@@ -23,8 +24,8 @@ public final class RingAllGather {
         int from = (r - 1 + p) % p;
         for (int s = 0; s < p - 1; s++) {
             call.step(s, "rotate");
-            call.send(to, output.slice(((r - s + p) % p) * c, c));
-            call.recvInto(from, output.slice(((r - s - 1 + 2 * p) % p) * c, c));
+            RingAllReduce.exchange(call, to, output.slice(((r - s + p) % p) * c, c), from,
+                    output.slice(((r - s - 1 + 2 * p) % p) * c, c), null);
         }
     }
 }

@@ -13,11 +13,19 @@ import io.jccl.core.CollectiveCall;
  * exactly gloo's. Allgather, steps P-1..2P-3: rank r sends the finished chunk (r+s) mod P to r-1 and stores chunk
  * (r+s+1) mod P from r+1.
  *
+ * <p>Segmented and pipelined: a chunk travels as segments of at most {@link #SEGMENT_BYTES}, and a rank sends
+ * segment j+1 before it takes in segment j, so it reduces one segment while the next is on its way and its
+ * neighbour already works on the previous one. Segments do not change which values are summed in which order:
+ * results stay gloo's bit for bit.
+ *
  * <p>Cost per rank: 2(P-1) steps; 2T(P-1)/P bytes sent and as many received when chunks are equal (T = buffer
- * bytes). A signature mismatch fails every rank: a rank that stops after its first receive starves every other
+ * bytes), in 2(P-1) ceil(chunk / segment) messages. A signature mismatch fails every rank: a rank that stops after its first receive starves every other
  * rank of the 2(P-1) frames it needs.
  */
 public final class RingAllReduce {
+    /** The largest message of the ring: bigger chunks travel in segments of this size. */
+    public static final int SEGMENT_BYTES = 1 << 20;
+
     private RingAllReduce() {
     }
 
@@ -39,8 +47,7 @@ public final class RingAllReduce {
         int from = (r + 1) % p;
         for (int s = 0; s < p - 1; s++) {
             call.step(s, "reduce-scatter");
-            call.send(to, chunk(data, bounds, (r + 1 + s) % p));
-            call.recvReduce(from, chunk(data, bounds, (r + 2 + s) % p), op);
+            exchange(call, to, chunk(data, bounds, (r + 1 + s) % p), from, chunk(data, bounds, (r + 2 + s) % p), op);
         }
     }
 
@@ -52,9 +59,41 @@ public final class RingAllReduce {
         int from = (r + 1) % p;
         for (int s = 0; s < p - 1; s++) {
             call.step(firstStep + s, "allgather");
-            call.send(to, chunk(data, bounds, (r + s) % p));
-            call.recvInto(from, chunk(data, bounds, (r + s + 1) % p));
+            exchange(call, to, chunk(data, bounds, (r + s) % p), from, chunk(data, bounds, (r + s + 1) % p), null);
         }
+    }
+
+    /**
+     * One ring step: sends {@code out} to {@code to} and takes {@code in} from {@code from} (reducing with
+     * {@code op}, or copying when it is null), segment by segment, segment j+1 sent before segment j is taken in.
+     * An empty chunk is one empty message.
+     */
+    static void exchange(CollectiveCall call, int to, Buf out, int from, Buf in, ReduceOp op) {
+        int seg = Math.max(1, SEGMENT_BYTES / out.dtype().sizeBytes());
+        int outSegments = segments(out.count(), seg);
+        int inSegments = segments(in.count(), seg);
+        call.send(to, segment(out, 0, seg));
+        for (int j = 0; j < Math.max(outSegments, inSegments); j++) {
+            if (j + 1 < outSegments) {
+                call.send(to, segment(out, j + 1, seg));
+            }
+            if (j < inSegments) {
+                if (op == null) {
+                    call.recvInto(from, segment(in, j, seg));
+                } else {
+                    call.recvReduce(from, segment(in, j, seg), op);
+                }
+            }
+        }
+    }
+
+    private static int segments(int count, int seg) {
+        return Math.max(1, (count + seg - 1) / seg);
+    }
+
+    private static Buf segment(Buf b, int j, int seg) {
+        int from = j * seg;
+        return b.slice(from, Math.min(seg, b.count() - from));
     }
 
     static Buf chunk(Buf data, int[] bounds, int c) {
