@@ -17,7 +17,7 @@ public abstract class AbstractArena implements SharedArena {
     protected AbstractArena(int rank, int size, int ranksOnHost) {
         this.rank = rank;
         this.size = size;
-        this.maxSpins = ranksOnHost <= Runtime.getRuntime().availableProcessors() ? 200 : 0;
+        this.maxSpins = WaitStrategy.spinsFor(ranksOnHost);
         this.idle = new WaitStrategy(maxSpins);
     }
 

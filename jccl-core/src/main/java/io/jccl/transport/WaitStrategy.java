@@ -16,12 +16,32 @@ public final class WaitStrategy implements IdleStrategy {
     static final long YIELD_NANOS = 20_000_000L;
     static final long PARK_NANOS = 1_000_000L;
 
+    /**
+     * Environment variable: spins before the first yield when ranks outnumber cores (default 0; while they do not,
+     * {@link #spinsFor} gives 200).
+     */
+    public static final String OVERSUBSCRIBED_SPINS_ENV = "JCCL_OVERSUBSCRIBED_SPINS";
+    private static final int OVERSUBSCRIBED_SPINS = parseSpins(System.getenv(OVERSUBSCRIBED_SPINS_ENV));
+
     private final int maxSpins;
     private int spins;
     private long yieldingSince;
 
     public WaitStrategy(int maxSpins) {
         this.maxSpins = maxSpins;
+    }
+
+    /**
+     * How many times a wait spins before it yields, for {@code ranksOnHost} ranks sharing this host's cores: 200
+     * while they fit the cores, else none ({@code JCCL_OVERSUBSCRIBED_SPINS} overrides the latter): a spinning rank
+     * would hold the core its peer needs.
+     */
+    public static int spinsFor(int ranksOnHost) {
+        return ranksOnHost <= Runtime.getRuntime().availableProcessors() ? 200 : OVERSUBSCRIBED_SPINS;
+    }
+
+    private static int parseSpins(String v) {
+        return v == null || v.isBlank() ? 0 : Integer.parseInt(v.trim());
     }
 
     @Override

@@ -125,7 +125,7 @@ public final class ShmTransport implements Transport {
         this.peerFiles = new Path[size];
         this.partial = new Reassembly[size];
         this.inbox = new Inbox(size);
-        this.maxSpins = localRanks <= Runtime.getRuntime().availableProcessors() ? 200 : 0;
+        this.maxSpins = WaitStrategy.spinsFor(localRanks);
         this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
             sendLocks[i] = new ReentrantLock();
