@@ -30,7 +30,11 @@ public final class SharedMemoryReduceScatter {
             a.expose(input);
             call.step(0, "shared-memory arrive");
             call.arrive(a, round, true);
-            SharedMemoryAllReduce.reduceRange(a, SharedArena.EXPOSED, me * m, output, op, p);
+            // into a scratch buffer first: the output may be this rank's own block of the input (in place)
+            Buf acc = call.scratch(output.dtype(), m);
+            SharedMemoryAllReduce.reduceRange(a, SharedArena.EXPOSED, me * m, acc, op, p);
+            acc.copyTo(output, 0);
+            call.releaseScratch(acc);
             SharedMemoryAllReduce.leave(call, a, round);
             call.countShared(0, (long) m * (p - 1) * elem);
             return;

@@ -1,0 +1,62 @@
+package io.jccl;
+
+import io.jccl.core.Buf;
+import io.jccl.core.Bufs;
+import io.jccl.reference.InputGenerator;
+import io.jccl.reference.ReferenceModel;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * In-place allgather and reduce_scatter, as ZeRO and FSDP call them (NCCL's convention): the allgather's input is
+ * this rank's block of its output, the reduce_scatter's output is this rank's block of its input. Small and large
+ * (the shared-memory algorithms switch to reading buffers in place above 16 KiB), every transport and algorithm.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class InPlaceTest {
+
+    @ParameterizedTest
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void allGatherAndReduceScatterInPlace(TransportKind kind, Algorithm algorithm) throws Exception {
+        int world = 4;
+        for (int block : new int[] {3, 9_000}) {
+            List<Buf> in = new ArrayList<>();
+            for (int r = 0; r < world; r++) {
+                in.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, block * world, 3, r));
+            }
+            Buf all = algorithm == Algorithm.SHARED_MEMORY ? ReferenceModel.allReduceInRankOrder(in, ReduceOp.SUM)
+                    : ReferenceModel.allReduce(in, ReduceOp.SUM);
+            List<RankHarness.Outcome<Boolean>> out = RankHarness.run(kind, world, Duration.ofSeconds(30), algorithm,
+                    comm -> {
+                        int r = comm.rank();
+                        // reduce_scatter: output = block r of the input
+                        float[] x = ((float[]) in.get(r).array()).clone();
+                        comm.reduceScatter(Tensor.of(x), Tensor.of(x, r * block, block), ReduceOp.SUM);
+                        boolean ok = Bufs.bitEqual(new Buf(DataType.FLOAT32, x, r * block, block),
+                                ReferenceModel.block(all, world, r));
+                        // allgather: input = block r of the output
+                        float[] y = new float[block * world];
+                        System.arraycopy(in.get(r).array(), 0, y, r * block, block);
+                        comm.allGather(Tensor.of(y, r * block, block), Tensor.of(y));
+                        for (int q = 0; q < world; q++) {
+                            ok &= Bufs.bitEqual(new Buf(DataType.FLOAT32, y, q * block, block),
+                                    in.get(q).copyOf(0, block));
+                        }
+                        return ok;
+                    });
+            for (int r = 0; r < world; r++) {
+                assertNull(out.get(r).error, String.valueOf(out.get(r).error));
+                assertTrue(out.get(r).value, kind + " " + algorithm + " block " + block + " rank " + r);
+            }
+        }
+    }
+}
