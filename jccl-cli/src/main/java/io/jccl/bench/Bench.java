@@ -81,9 +81,12 @@ public final class Bench {
         public final double medianUs;
         public final long wrong;
         public final double cpuSecondsPerOp;
+        /** Median time of the in-place variant (allgather, reduce_scatter), NaN where the op has none. */
+        public final double inPlaceUs;
 
         public Row(Op op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
-                   double cpuSecondsPerOp) {
+                   double cpuSecondsPerOp, double inPlaceUs) {
+            this.inPlaceUs = inPlaceUs;
             this.op = op;
             this.algorithm = algorithm;
             this.bytes = bytes;
@@ -164,6 +167,11 @@ public final class Bench {
             int block = count / n;
             int[] it = iterations(4L * count, scale);
             double[] times = new double[it[1]];
+            // allgather and reduce_scatter also in place, as NCCL defines it: the input is this rank's block of
+            // the output (allgather), the output this rank's block of the input (reduce_scatter)
+            boolean inPlace = !reg && (op == Op.ALLGATHER || op == Op.REDUCESCATTER);
+            float[] ia = inPlace ? new float[count] : null;
+            double[] inTimes = new double[inPlace ? it[1] : 0];
             long cpu = 0; // CPU time of the timed calls only, not of the barrier or the refill
             for (int i = -it[0]; i < it[1]; i++) {
                 Arrays.fill(a, comm.rank() + 1);
@@ -184,24 +192,53 @@ public final class Bench {
                     times[i] = (t1 - t0) / 1e3;
                     cpu += c1 - c0;
                 }
+                if (inPlace) {
+                    int r = comm.rank();
+                    Arrays.fill(ia, op == Op.ALLGATHER ? 0 : r + 1);
+                    Arrays.fill(ia, r * block, (r + 1) * block, r + 1);
+                    comm.barrier();
+                    long t2 = System.nanoTime();
+                    if (op == Op.ALLGATHER) {
+                        comm.allGather(Tensor.of(ia, r * block, block), Tensor.of(ia), opts);
+                    } else {
+                        comm.reduceScatter(Tensor.of(ia), Tensor.of(ia, r * block, block), ReduceOp.SUM, opts);
+                    }
+                    long t3 = System.nanoTime();
+                    if (i >= 0) {
+                        inTimes[i] = (t3 - t2) / 1e3;
+                    }
+                }
             }
             double cpuSeconds = cpu / 1e9 / it[1];
             if (shared != null) {
                 copy(a, shared, false);
             }
             long wrong = check(comm, op, a, b, block);
+            double inPlaceMedian = Double.NaN;
+            if (inPlace) {
+                float[] result = op == Op.ALLGATHER ? ia : Arrays.copyOfRange(ia, comm.rank() * block,
+                        (comm.rank() + 1) * block);
+                wrong += check(comm, op, a, result, block);
+                comm.allReduce(Tensor.of(inTimes), ReduceOp.MAX);
+                inPlaceMedian = median(inTimes);
+            }
             comm.allReduce(Tensor.of(times), ReduceOp.MAX);
             long[] w = {wrong};
             comm.allReduce(Tensor.of(w), ReduceOp.SUM);
-            Arrays.sort(times);
-            double median = times.length % 2 == 1 ? times[times.length / 2]
-                    : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
+            double median = median(times);
             String algoName = opts.algorithm() != Algorithm.AUTO ? opts.algorithm().name()
                     : "AUTO:" + comm.algorithmFor(op.type, DataType.FLOAT32, op == Op.ALLREDUCE || op == Op.BROADCAST
                             || op == Op.REDUCE || op == Op.ALLTOALL ? count : block).name();
-            rows.add(new Row(op, algoName + (reg ? "+reg" : ""), 4L * count, count, n, median, w[0], cpuSeconds));
+            rows.add(new Row(op, algoName + (reg ? "+reg" : ""), 4L * count, count, n, median, w[0], cpuSeconds,
+                    inPlaceMedian));
         }
         return rows;
+    }
+
+    private static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
     /**

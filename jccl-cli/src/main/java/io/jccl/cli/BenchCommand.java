@@ -38,8 +38,12 @@ import java.util.concurrent.TimeUnit;
             "Measures collectives in nccl-tests' form: size, count, type, redop, root, time, algbw, busbw, #wrong "
                 + "(GB = 1e9; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and "
                 + "all_to_all, 1 for broadcast and reduce). Method: barrier before every op, per-op time = max over "
-                + "ranks, median over iterations (iterations scale with size). With --compare gloo,mpi, torch's gloo "
-                + "and Open MPI run the same sizes in the same session and each row shows their time and the ratio."})
+                + "ranks, median over iterations (iterations scale with size). allreduce, broadcast and reduce work in "
+                + "place (jccl's buffer is both input and output); allgather and reduce_scatter are timed out of place "
+                + "(time) and in place (inplace: the input is this rank's block of the output, or the output this "
+                + "rank's block of the input); cpu is rank 0's CPU time per call. With --compare gloo,mpi, torch's "
+                + "gloo and Open MPI run the same sizes in the same session and each row shows their time and the "
+                + "ratio."})
 public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--ops", split = ",", defaultValue = "allreduce",
@@ -130,8 +134,8 @@ public final class BenchCommand implements Callable<Integer> {
             }
             out.println();
             out.printf("# %s%n", op.label());
-            out.printf("%12s %12s %7s %6s %5s %18s %12s %9s %9s %7s %9s%s%n", "size", "count", "type", "redop",
-                    "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", head);
+            out.printf("%12s %12s %7s %6s %5s %18s %12s %9s %9s %7s %9s %12s%s%n", "size", "count", "type", "redop",
+                    "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", "inplace(us)", head);
             // the requested algorithms this operation has (AUTO always); none of them: AUTO
             java.util.Set<Algorithm> chosen = java.util.EnumSet.noneOf(Algorithm.class);
             for (String a : algorithms) {
@@ -154,12 +158,13 @@ public final class BenchCommand implements Callable<Integer> {
                         double[] g = peers.get(name).get(op.label());
                         peer.append(String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs));
                     }
-                    out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %18s %12.2f %9.3f %9.3f %7d %9.1f%s%n", r.bytes,
-                            r.count,
+                    out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %18s %12.2f %9.3f %9.3f %7d %9.1f %12s%s%n",
+                            r.bytes, r.count,
                             "float", op == Bench.Op.ALLREDUCE || op == Bench.Op.REDUCE
                                     || op == Bench.Op.REDUCESCATTER ? "sum" : "-",
                             op == Bench.Op.BROADCAST || op == Bench.Op.REDUCE ? "0" : "-", r.algorithm, r.medianUs,
-                            r.algbw(), r.busbw(), r.wrong, r.cpuSecondsPerOp * 1e6, peer);
+                            r.algbw(), r.busbw(), r.wrong, r.cpuSecondsPerOp * 1e6, Double.isNaN(r.inPlaceUs) ? "-"
+                                    : String.format(Locale.ROOT, "%.2f", r.inPlaceUs), peer);
                 }
             }
         }
@@ -320,6 +325,9 @@ public final class BenchCommand implements Callable<Integer> {
                 n.put("busbw", r.busbw());
                 n.put("wrong", r.wrong);
                 n.put("cpuSecondsPerOpRank0", r.cpuSecondsPerOp);
+                if (!Double.isNaN(r.inPlaceUs)) {
+                    n.put("inPlaceTimeUs", r.inPlaceUs);
+                }
                 for (Map.Entry<String, Map<String, double[]>> p : peers.entrySet()) {
                     n.put(p.getKey() + "TimeUs", p.getValue().get(r.op.label())[i]);
                 }

@@ -45,7 +45,7 @@ class BenchCommandTest {
                 "--json", json.toString(), "--plot", png.toString(), "--late-peer", "0.3");
         assertTrue(out.contains("# late peer: rank 0 arrived"), out);
         assertTrue(out.contains("size        count    type  redop  root          algorithm     time(us)     algbw     "
-                + "busbw  #wrong   cpu(us)"), out);
+                + "busbw  #wrong   cpu(us)  inplace(us)"), out);
         JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
         // allreduce: ring, tree, shared memory; allgather, reduce_scatter: ring, shared memory; broadcast: tree,
         // shared memory; all_to_all: AUTO (none of those); reduce: ring
