@@ -579,7 +579,8 @@ public final class ShmTransport implements Transport {
 
         @Override
         public void expose(Buf b) {
-            throw new UnsupportedOperationException("rank " + rank + ": processes cannot read each other's heap");
+            throw new IllegalStateException("rank " + rank + ": processes cannot read each other's heap (canExpose() is "
+                    + "false)");
         }
 
         @Override
