@@ -50,7 +50,7 @@ public abstract class AbstractArena implements SharedArena {
     }
 
     /**
-     * Called on every turn of a wait (keep it cheap, rate-limit anything slow): throws {@link PeerLostException}
+     * Called every 16th turn of a wait (keep it cheap, rate-limit anything slow): throws {@link PeerLostException}
      * if a peer is known to be gone.
      */
     protected abstract void checkPeers();
@@ -58,7 +58,7 @@ public abstract class AbstractArena implements SharedArena {
     @Override
     public final int await(int which, long value, long untilNanos) {
         int from = 0;
-        while (true) {
+        for (int turn = 0; ; turn++) {
             while (from < size && counter(from, which) >= value) {
                 from++;
             }
@@ -69,7 +69,9 @@ public abstract class AbstractArena implements SharedArena {
             if (System.nanoTime() - untilNanos >= 0) {
                 return from;
             }
-            checkPeers();
+            if ((turn & 15) == 15) { // not on every spin: a peer's death is news within ~100 ms anyway
+                checkPeers();
+            }
             idle.idle();
         }
     }
