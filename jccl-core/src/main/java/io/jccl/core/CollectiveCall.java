@@ -240,7 +240,7 @@ public final class CollectiveCall {
         awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
         if (firstRound) {
             for (int p = 0; p < size(); p++) {
-                if (p == rank()) {
+                if (p == rank() || a.sameSignature(p, half)) {
                     continue;
                 }
                 FrameHeader h = a.signature(p, half);

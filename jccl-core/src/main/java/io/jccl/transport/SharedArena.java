@@ -90,6 +90,12 @@ public interface SharedArena {
     void putSignature(int half, FrameHeader signature);
 
     /**
+     * Whether rank {@code r}'s signature slot {@code half} describes the same call as this rank's (every field but
+     * the source); false also when it cannot tell cheaply, and the caller then compares decoded headers.
+     */
+    boolean sameSignature(int r, int half);
+
+    /**
      * Rank {@code r}'s signature slot {@code half}. Only consistent for a slot whose round the caller has seen
      * published and that cannot have been rewritten since (see {@link #publishedSignature}).
      */

@@ -73,6 +73,15 @@ public final class ShmTransport implements Transport {
     public static final int REGISTERED_DEFAULT = 256 << 20;
     private static final long LIVENESS_CHECK_NANOS = 100_000_000L;
     private static final sun.misc.Unsafe UNSAFE = org.agrona.UnsafeAccess.UNSAFE;
+    /** Unsafe's base offset of the array class of every DataType, by ordinal. */
+    private static final long[] ARRAY_BASE = new long[DataType.values().length];
+    private static final long COPY_PIECE = 1 << 20;
+
+    static {
+        for (DataType dt : DataType.values()) {
+            ARRAY_BASE[dt.ordinal()] = UNSAFE.arrayBaseOffset(dt.arrayClass());
+        }
+    }
 
     private final int rank;
     private final int size;
@@ -476,6 +485,7 @@ public final class ShmTransport implements Transport {
         private long nextFree;
         private final UnsafeBuffer[] control = new UnsafeBuffer[size];
         private final ByteBuffer[] memory = new ByteBuffer[size];
+        private final long[] addresses = new long[size];
         private final Object[] chunks = new Object[DataType.values().length];
 
         Arena(int ringBytes) {
@@ -487,6 +497,7 @@ public final class ShmTransport implements Transport {
                 MappedByteBuffer m = r == rank ? own : mapped[r];
                 control[r] = new UnsafeBuffer(m, 0, HEADER_LENGTH);
                 memory[r] = m.duplicate().order(ByteOrder.nativeOrder());
+                addresses[r] = org.agrona.BufferUtil.address(m);
             }
         }
 
@@ -509,12 +520,11 @@ public final class ShmTransport implements Transport {
             arenaLock.unlock();
         }
 
-        private ByteBuffer window(int r, int half, int at, Buf b) {
-            return window(r, half, at, b.count(), b.dtype());
-        }
-
-        /** Elements {@code [at, at + n)} of rank r's exchange buffer {@code half} or exposed buffer. */
-        private ByteBuffer window(int r, int half, int at, int n, DataType dt) {
+        /**
+         * The address of element {@code at} of rank r's exchange buffer {@code half} (or exposed buffer), after
+         * checking that {@code n} elements from there lie inside it.
+         */
+        private long address(int r, int half, int at, int n, DataType dt) {
             int elem = dt.sizeBytes();
             long start;
             long end;
@@ -526,14 +536,11 @@ public final class ShmTransport implements Transport {
                 end = start + arenaBytes;
             }
             long from = start + (long) at * elem;
-            long to = from + (long) n * elem;
-            if (at < 0 || to > end) {
+            if (at < 0 || n < 0 || from + (long) n * elem > end) {
                 throw new IndexOutOfBoundsException("shared buffer range out of bounds: rank=" + r + ", half=" + half
                         + ", at=" + at + ", count=" + n);
             }
-            ByteBuffer w = memory[r].duplicate().order(ByteOrder.nativeOrder());
-            w.limit((int) to).position((int) from);
-            return w;
+            return addresses[r] + from;
         }
 
         @Override
@@ -569,7 +576,8 @@ public final class ShmTransport implements Transport {
 
         @Override
         public void copyExposed(int r, int at, int n, DataType dtype) {
-            window(rank, EXPOSED, at, n, dtype).put(window(r, EXPOSED, at, n, dtype));
+            copy(null, address(r, EXPOSED, at, n, dtype), null, address(rank, EXPOSED, at, n, dtype),
+                    (long) n * dtype.sizeBytes());
         }
 
         @Override
@@ -585,12 +593,14 @@ public final class ShmTransport implements Transport {
 
         @Override
         public void put(int half, int at, Buf src) {
-            src.writeTo(window(rank, half, at, src));
+            DataType dt = src.dtype();
+            copy(src.array(), arrayOffset(src, 0), null, address(rank, half, at, src.count(), dt), src.byteSize());
         }
 
         @Override
         public void get(int r, int half, int at, Buf dst) {
-            dst.readFrom(window(r, half, at, dst));
+            DataType dt = dst.dtype();
+            copy(null, address(r, half, at, dst.count(), dt), dst.array(), arrayOffset(dst, 0), dst.byteSize());
         }
 
         @Override
@@ -598,8 +608,7 @@ public final class ShmTransport implements Transport {
             DataType dt = acc.dtype();
             if ((op == ReduceOp.SUM || op == ReduceOp.AVG) && (dt == DataType.FLOAT32 || dt == DataType.FLOAT64)) {
                 // the common case, summed straight out of the mapping: half the memory traffic of copy-then-add
-                ByteBuffer w = window(r, half, at, acc);
-                long address = org.agrona.BufferUtil.address(w) + w.position();
+                long address = address(r, half, at, acc.count(), dt);
                 if (dt == DataType.FLOAT32) {
                     sumFloats((float[]) acc.array(), acc.offset(), acc.count(), address);
                 } else {
@@ -615,10 +624,34 @@ public final class ShmTransport implements Transport {
             }
             for (int done = 0; done < acc.count(); done += chunk) {
                 int n = Math.min(chunk, acc.count() - done);
-                Buf t = new Buf(dt, tmp, 0, n);
-                t.readFrom(window(r, half, at + done, t));
+                get(r, half, at + done, new Buf(dt, tmp, 0, n));
                 Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp, 0, n);
             }
+        }
+
+        /** The Unsafe offset of element {@code i} of {@code b}'s array. */
+        private long arrayOffset(Buf b, int i) {
+            return ARRAY_BASE[b.dtype().ordinal()] + (long) (b.offset() + i) * b.dtype().sizeBytes();
+        }
+
+        /** Unsafe.copyMemory in pieces of at most 1 MiB, so that a long copy does not hold off safepoints. */
+        private void copy(Object from, long fromOffset, Object to, long toOffset, long bytes) {
+            for (long done = 0; done < bytes; done += COPY_PIECE) {
+                long n = Math.min(COPY_PIECE, bytes - done);
+                UNSAFE.copyMemory(from, fromOffset + done, to, toOffset + done, n);
+            }
+        }
+
+        @Override
+        public boolean sameSignature(int r, int half) {
+            int at = signatureOffset(half);
+            UnsafeBuffer mine = control[rank];
+            UnsafeBuffer theirs = control[r];
+            // every field but the source (bytes 8-11)
+            return mine.getLong(at) == theirs.getLong(at)
+                    && mine.getInt(at + FrameDescriptor.ROOT_OFFSET) == theirs.getInt(at + FrameDescriptor.ROOT_OFFSET)
+                    && mine.getLong(at + 16) == theirs.getLong(at + 16) && mine.getLong(at + 24) == theirs.getLong(at + 24)
+                    && mine.getLong(at + 32) == theirs.getLong(at + 32) && mine.getLong(at + 40) == theirs.getLong(at + 40);
         }
 
         private void sumFloats(float[] acc, int offset, int n, long address) {
