@@ -265,18 +265,14 @@ public final class CollectiveCall {
             try {
                 behind = a.await(which, value, Math.min(deadlineNanos, System.nanoTime() + sliceNanos));
             } catch (io.jccl.transport.PeerLostException e) {
+                // a peer that failed first and then exited has usually sent its reason: report that, not its exit
+                throwPendingAbort();
                 throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
             }
             if (behind < 0) {
                 return;
             }
-            for (int p = 0; p < size(); p++) {
-                Frame abort = p == rank() ? null : transport.pendingAbort(p, stream);
-                if (abort != null) {
-                    throw new PeerAbortedException(rank(), signature.op(), signature.sequence(),
-                            abort.header().source(), new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
-                }
-            }
+            throwPendingAbort();
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);
             }
@@ -285,6 +281,20 @@ public final class CollectiveCall {
                         describeStep(), timeout);
             }
             sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
+        }
+    }
+
+    /**
+     * Throws the abort a peer sent (or the transport made for a lost peer) that is waiting for this call's
+     * communicator, if any; an abort a peer sent comes first (see {@link io.jccl.transport.Inbox}).
+     */
+    private void throwPendingAbort() {
+        for (int p = 0; p < size(); p++) {
+            Frame abort = p == rank() ? null : transport.pendingAbort(p, stream);
+            if (abort != null) {
+                throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), abort.header().source(),
+                        new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
+            }
         }
     }
 
