@@ -23,10 +23,7 @@ public final class SharedMemoryAllGather {
         int n = input.count();
         if (a.canExpose() && (long) n * elem * p > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: read every rank's input in place, then wait until nobody reads this rank's any more
-            long round = a.nextRound();
-            a.expose(input);
-            call.step(0, "shared-memory arrive");
-            call.arrive(a, round, true);
+            long round = SharedMemoryAllReduce.arriveExposed(call, a, input);
             for (int r = 0; r < p; r++) {
                 a.get(r, SharedArena.EXPOSED, 0, output.slice(r * n, n));
             }
@@ -42,7 +39,6 @@ public final class SharedMemoryAllGather {
             int half = (int) (round & 1);
             a.put(half, 0, input.slice(start, m));
             input.copyTo(start, output, me * n + start, m);
-            call.step(first ? 0 : 1, "shared-memory arrive");
             call.arrive(a, round, first);
             for (int r = 0; r < p; r++) {
                 if (r != me) {

@@ -52,7 +52,6 @@ public final class SharedMemoryAllReduce {
             int half = (int) (round & 1);
             Buf chunk = data.slice(start, m);
             a.put(half, 0, chunk);
-            call.step(first ? 0 : 1, "shared-memory arrive");
             call.arrive(a, round, first);
             if ((long) m * elem <= SMALL_BYTES || p == 1) {
                 reduceRange(a, half, 0, chunk, op, p);
@@ -84,8 +83,7 @@ public final class SharedMemoryAllReduce {
      * Ranks that can read each other's buffers in place (threads): no copy in, no rounds (see {@link #inPlace}).
      */
     private static void allReduceInPlace(CollectiveCall call, SharedArena a, Buf data, ReduceOp op) {
-        a.expose(data);
-        inPlace(call, a, data.dtype(), data.count(), op, 1);
+        inPlace(call, a, data, data.dtype(), data.count(), op, 1);
     }
 
     /**
@@ -95,7 +93,7 @@ public final class SharedMemoryAllReduce {
      */
     public static void allReduceRegistered(CollectiveCall call, io.jccl.DataType dtype, int count, ReduceOp op,
                                            int divideBy) {
-        inPlace(call, call.arena(), dtype, count, op, divideBy);
+        inPlace(call, call.arena(), null, dtype, count, op, divideBy);
     }
 
     /**
@@ -105,14 +103,12 @@ public final class SharedMemoryAllReduce {
      * caller change the buffer) while a peer still reads it. Reads about 2T, writes T per rank, three
      * synchronisations.
      */
-    private static void inPlace(CollectiveCall call, SharedArena a, io.jccl.DataType dtype, int m, ReduceOp op,
-                                int divideBy) {
+    private static void inPlace(CollectiveCall call, SharedArena a, Buf mine, io.jccl.DataType dtype, int m,
+                                ReduceOp op, int divideBy) {
         int p = call.size();
         int me = call.rank();
         int elem = dtype.sizeBytes();
-        long round = a.nextRound();
-        call.step(0, "shared-memory arrive");
-        call.arrive(a, round, true);
+        long round = arriveExposed(call, a, mine);
         int lo = (int) ((long) m * me / p);
         int hi = (int) ((long) m * (me + 1) / p);
         Buf acc = call.scratch(dtype, hi - lo);
@@ -134,6 +130,19 @@ public final class SharedMemoryAllReduce {
         }
         leave(call, a, round);
         call.countShared(0, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+    }
+
+    /**
+     * The first synchronisation of an in-place call: exposes {@code mine} (unless null: a registered buffer the
+     * caller exposed) and arrives; returns the call's round.
+     */
+    static long arriveExposed(CollectiveCall call, SharedArena a, Buf mine) {
+        long round = a.nextRound();
+        if (mine != null) {
+            a.expose(mine);
+        }
+        call.arrive(a, round, true);
+        return round;
     }
 
     /** The last synchronisation of an in-place call: every rank is done reading every exposed buffer. */

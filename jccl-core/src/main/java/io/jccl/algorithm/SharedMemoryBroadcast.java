@@ -22,10 +22,7 @@ public final class SharedMemoryBroadcast {
         int n = data.count();
         if (a.canExpose() && (long) n * elem > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: read the root's buffer in place; the root waits until every rank has
-            long round = a.nextRound();
-            a.expose(data);
-            call.step(0, "shared-memory arrive");
-            call.arrive(a, round, true);
+            long round = SharedMemoryAllReduce.arriveExposed(call, a, data);
             if (me != root) {
                 a.get(root, SharedArena.EXPOSED, 0, data);
             }
@@ -43,7 +40,6 @@ public final class SharedMemoryBroadcast {
             if (me == root) {
                 a.put(half, 0, chunk);
             }
-            call.step(first ? 0 : 1, "shared-memory arrive");
             call.arrive(a, round, first);
             if (me != root) {
                 a.get(root, half, 0, chunk);

@@ -26,10 +26,7 @@ public final class SharedMemoryReduceScatter {
         int m = output.count();
         if (a.canExpose() && (long) m * p * elem > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: reduce this rank's block reading every rank's input in place
-            long round = a.nextRound();
-            a.expose(input);
-            call.step(0, "shared-memory arrive");
-            call.arrive(a, round, true);
+            long round = SharedMemoryAllReduce.arriveExposed(call, a, input);
             // into a scratch buffer first: the output may be this rank's own block of the input (in place)
             Buf acc = call.scratch(output.dtype(), m);
             SharedMemoryAllReduce.reduceRange(a, SharedArena.EXPOSED, me * m, acc, op, p);
@@ -48,7 +45,6 @@ public final class SharedMemoryReduceScatter {
             for (int q = 0; q < p; q++) {
                 a.put(half, q * c, input.slice(q * m + start, c));
             }
-            call.step(first ? 0 : 1, "shared-memory arrive");
             call.arrive(a, round, first);
             SharedMemoryAllReduce.reduceRange(a, half, me * c, output.slice(start, c), op, p);
             call.countShared((long) c * p * elem, (long) c * (p - 1) * elem);

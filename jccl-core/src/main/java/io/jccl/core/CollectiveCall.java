@@ -226,12 +226,13 @@ public final class CollectiveCall {
     }
 
     /**
-     * One arrival of a shared-memory round: on the call's first round writes this call's signature into the
+     * One arrival of a shared-memory round (step 0 on the call's first round, else 1): on the first round writes this call's signature into the
      * arena's slot {@code half}; publishes {@code round} as this rank's {@link io.jccl.transport.SharedArena#ARRIVED}
      * counter; waits for every rank to arrive; and on the first round compares every peer's signature with this
      * call's, so a rank whose call differs fails every rank with the field that differs.
      */
     public void arrive(io.jccl.transport.SharedArena a, long round, boolean firstRound) {
+        step(firstRound ? 0 : 1, "shared-memory arrive");
         int half = (int) (round & 1);
         if (firstRound) {
             a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
