@@ -85,6 +85,9 @@ public final class Jccl {
                         others.add(e);
                     }
                     comm.abort("rank " + rank + " failed: " + e);
+                } finally {
+                    // a rank whose body has returned takes no part in any later call: its peers learn it at once
+                    comm.close();
                 }
             }, "jccl-rank-" + r);
             threads.add(t);

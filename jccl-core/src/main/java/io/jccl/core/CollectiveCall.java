@@ -267,13 +267,13 @@ public final class CollectiveCall {
                 behind = a.await(which, value, Math.min(deadlineNanos, System.nanoTime() + sliceNanos));
             } catch (io.jccl.transport.PeerLostException e) {
                 // a peer that failed first and then exited has usually sent its reason: report that, not its exit
-                throwPendingAbort();
+                throwPendingAbort(a, which, value);
                 throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
             }
             if (behind < 0) {
                 return;
             }
-            throwPendingAbort();
+            throwPendingAbort(a, which, value);
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);
             }
@@ -287,11 +287,15 @@ public final class CollectiveCall {
 
     /**
      * Throws the abort a peer sent (or the transport made for a lost peer) that is waiting for this call's
-     * communicator, if any; an abort a peer sent comes first (see {@link io.jccl.transport.Inbox}).
+     * communicator, if any; an abort a peer sent comes first (see {@link io.jccl.transport.Inbox}). A peer that
+     * closed cleanly counts only if it left before its counter {@code which} reached {@code value}.
      */
-    private void throwPendingAbort() {
+    private void throwPendingAbort(io.jccl.transport.SharedArena a, int which, long value) {
         for (int p = 0; p < size(); p++) {
             Frame abort = p == rank() ? null : transport.pendingAbort(p, stream);
+            if (abort != null && abort.isDeparture() && a.counter(p, which) >= value) {
+                continue; // it closed after reaching what this rank waits for: finished, not failed
+            }
             if (abort != null) {
                 throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), abort.header().source(),
                         new String((byte[]) abort.payload(), StandardCharsets.UTF_8));

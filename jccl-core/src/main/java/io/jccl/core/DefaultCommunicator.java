@@ -26,6 +26,7 @@ import io.jccl.instrument.TrafficCounters;
 import io.jccl.reduce.Reductions;
 import io.jccl.transport.Streams;
 import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +61,11 @@ public final class DefaultCommunicator implements Communicator {
     private ExecutorService async;
     private volatile RuntimeException failure;
     private volatile boolean closed;
+    /** Calls of this rank running now (guarded by {@link #turn}). */
+    private int inFlight;
+    /** Why this rank ended its own calls (close or abort), or null. */
+    private volatile String localEnd;
+    private static final long CLOSE_WAIT_NANOS = 10_000_000_000L;
     private final io.jccl.instrument.TraceWriter trace;
     private final boolean ownsTrace;
 
@@ -534,10 +540,13 @@ public final class DefaultCommunicator implements Communicator {
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig,
                 config.timeout(), counters);
         counters.add(OpType.SEND, Counter.CALLS, 1);
+        enterCall();
         try {
             call.send(dst, tensor.stage());
         } catch (RuntimeException e) {
-            throw fail(e);
+            throw fail(ended(OpType.SEND, sig.sequence(), e));
+        } finally {
+            exitCall();
         }
     }
 
@@ -547,18 +556,21 @@ public final class DefaultCommunicator implements Communicator {
         requirePeer(OpType.RECV, src, "src");
         Objects.requireNonNull(options, "options");
         checkUsable(OpType.RECV);
-        Signature sig = new Signature(OpType.SEND, p2pReceived.getAndIncrement(src), tensor.dtype(), tensor.count(),
+        Signature sig = new Signature(OpType.RECV, p2pReceived.getAndIncrement(src), tensor.dtype(), tensor.count(),
                 tag, null, Algorithm.DIRECT);
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig, timeout,
                 counters);
         counters.add(OpType.RECV, Counter.CALLS, 1);
+        enterCall();
         try {
             Buf b = tensor.stage();
             call.recvInto(src, b);
             tensor.unstage(b);
         } catch (RuntimeException e) {
-            throw fail(e);
+            throw fail(ended(OpType.RECV, sig.sequence(), e));
+        } finally {
+            exitCall();
         }
     }
 
@@ -654,6 +666,7 @@ public final class DefaultCommunicator implements Communicator {
             long startNanos = System.nanoTime();
             long startMicros = trace == null ? 0 : epochMicros();
             io.jccl.transport.SharedArena arena = p.algorithm == Algorithm.SHARED_MEMORY ? transport.arena() : null;
+            enterCall();
             try {
                 if (arena != null) {
                     arena.enter();
@@ -667,8 +680,11 @@ public final class DefaultCommunicator implements Communicator {
                 }
                 record(call, startMicros, startNanos, null);
             } catch (RuntimeException e) {
-                record(call, startMicros, startNanos, e);
-                throw fail(e);
+                RuntimeException end = ended(p.op, seq, e);
+                record(call, startMicros, startNanos, end);
+                throw fail(end);
+            } finally {
+                exitCall();
             }
         } finally {
             passTurn();
@@ -741,7 +757,59 @@ public final class DefaultCommunicator implements Communicator {
     @Override
     public void abort(String reason) {
         String why = reason == null ? "aborted" : reason;
-        fail(new JcclException(rank(), null, -1, "rank " + rank() + " aborted the communicator: " + why, null));
+        String message = "rank " + rank() + " aborted the communicator: " + why;
+        fail(new JcclException(rank(), null, -1, message, null));
+        interruptOwnCall(message);
+    }
+
+    /** A call of this rank's (collective or point-to-point) is running: {@link #close()} waits for it. */
+    private void enterCall() {
+        synchronized (turn) {
+            inFlight++;
+        }
+    }
+
+    private void exitCall() {
+        synchronized (turn) {
+            inFlight--;
+            turn.notifyAll();
+        }
+    }
+
+    /**
+     * Ends this rank's own call in flight, if any: close() and abort() on another thread make it fail at once
+     * (as NCCL's {@code ncclCommAbort}) instead of at its deadline or when a peer answers.
+     */
+    private void interruptOwnCall(String reason) {
+        synchronized (turn) {
+            if (localEnd == null) {
+                localEnd = reason;
+            }
+            if (inFlight == 0) {
+                return;
+            }
+        }
+        Signature sig = new Signature(OpType.BARRIER, -1, DataType.UINT8, 0, -1, null, null);
+        byte[] bytes = reason.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        FrameHeader h = sig.header(FrameDescriptor.TYPE_ABORT, rank(), 0, bytes.length,
+                Streams.collective(communicatorId));
+        try {
+            transport.interrupt(new io.jccl.transport.Frame(h, bytes));
+        } catch (RuntimeException e) {
+            LOG.warn("rank {} could not interrupt its own call in flight", rank(), e);
+        }
+    }
+
+    /**
+     * The failure a call reports: when this rank itself ended the call (close() or abort() on another thread),
+     * a {@link CommunicatorAbortedException} that says so, not an abort that seems to come from a peer.
+     */
+    private RuntimeException ended(OpType op, long seq, RuntimeException e) {
+        String why = localEnd;
+        if (why != null && e instanceof PeerAbortedException && ((PeerAbortedException) e).originRank() == rank()) {
+            return new CommunicatorAbortedException(rank(), op, seq, why, e);
+        }
+        return e;
     }
 
     private void checkUsable(OpType op) {
@@ -768,7 +836,32 @@ public final class DefaultCommunicator implements Communicator {
 
     @Override
     public void close() {
-        closed = true;
+        synchronized (turn) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        interruptOwnCall("rank " + rank() + " closed its communicator during the call");
+        // wait for the interrupted call to leave before the transport releases what it reads (a mapping)
+        long until = System.nanoTime() + CLOSE_WAIT_NANOS;
+        boolean interrupted = false;
+        synchronized (turn) {
+            while (inFlight > 0 && until - System.nanoTime() > 0) {
+                try {
+                    turn.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (inFlight > 0) {
+                LOG.warn("rank {}: a call still runs {} ms after close(); closing the transport anyway", rank(),
+                        CLOSE_WAIT_NANOS / 1_000_000);
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         if (ownsTrace) {
             trace.close();
         }

@@ -59,9 +59,14 @@ public final class Signature {
         return algorithm;
     }
 
+    /** The operation in headers: a receive matches the sender's {@link OpType#SEND}, errors still say recv. */
+    private OpType wireOp() {
+        return op == OpType.RECV ? OpType.SEND : op;
+    }
+
     /** A frame header for this call from {@code source} on {@code stream}. */
     public FrameHeader header(byte type, int source, int step, int payloadCount, int stream) {
-        return new FrameHeader(type, op.id(), dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id(),
+        return new FrameHeader(type, wireOp().id(), dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id(),
                 reduceOp == null ? FrameDescriptor.NONE & 0xFF : reduceOp.id(),
                 algorithm == null ? FrameDescriptor.NONE & 0xFF : algorithm.id(), source, root, sequence, count, step,
                 payloadCount, stream);
@@ -72,7 +77,7 @@ public final class Signature {
      * if the signature agrees.
      */
     public String[] firstDifference(FrameHeader h) {
-        if (h.operation() != op.id()) {
+        if (h.operation() != wireOp().id()) {
             return diff("operation", op.label(), opName(h.operation()));
         }
         if (h.sequence() != sequence) {

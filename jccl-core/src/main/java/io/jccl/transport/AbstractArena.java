@@ -13,6 +13,7 @@ public abstract class AbstractArena implements SharedArena {
      * slice of the same wait goes on parking instead of spinning and yielding again; reset on success.
      */
     private final WaitStrategy idle;
+    private volatile boolean interrupted;
 
     protected AbstractArena(int rank, int size, int ranksOnHost) {
         this.rank = rank;
@@ -29,6 +30,11 @@ public abstract class AbstractArena implements SharedArena {
     @Override
     public final int size() {
         return size;
+    }
+
+    @Override
+    public final void interrupt() {
+        interrupted = true;
     }
 
     @Override
@@ -66,7 +72,7 @@ public abstract class AbstractArena implements SharedArena {
                 idle.reset();
                 return -1;
             }
-            if (System.nanoTime() - untilNanos >= 0) {
+            if (System.nanoTime() - untilNanos >= 0 || interrupted) {
                 return from;
             }
             if ((turn & 15) == 15) { // not on every spin: a peer's death is news within ~100 ms anyway

@@ -7,10 +7,31 @@ package io.jccl.transport;
 public final class Frame {
     private final FrameHeader header;
     private final Object payload;
+    private final boolean departure;
 
     public Frame(FrameHeader header, Object payload) {
+        this(header, payload, false);
+    }
+
+    private Frame(FrameHeader header, Object payload, boolean departure) {
         this.header = header;
         this.payload = payload;
+        this.departure = departure;
+    }
+
+    /**
+     * The abort frame a transport makes when {@code peer} closed its end cleanly (it said goodbye): a receive from
+     * that peer returns it once the peer's earlier frames are read, and a shared-memory wait treats it as a
+     * failure only if the peer left before reaching the point waited for ({@link #isDeparture()}).
+     */
+    public static Frame departed(int peer) {
+        Frame f = peerGone(peer, "rank " + peer + " closed its communicator");
+        return new Frame(f.header, f.payload, true);
+    }
+
+    /** Whether this frame says that its source closed cleanly (see {@link #departed}), not that it failed. */
+    public boolean isDeparture() {
+        return departure;
     }
 
     /**

@@ -45,6 +45,9 @@ public interface SharedArena {
 
     void exit();
 
+    /** Makes a wait in progress ({@link #await}) and every later one return at once, as at a slice's end. */
+    void interrupt();
+
     /**
      * Whether peers can read a caller's own buffer in place ({@link #expose}): ranks that are threads can; ranks
      * that are processes read only what is in shared memory.

@@ -91,6 +91,11 @@ public final class SubTransport implements Transport {
     }
 
     @Override
+    public void interrupt(Frame abort) {
+        parent.interrupt(new Frame(abort.header().withSource(members[abort.header().source()]), abort.payload()));
+    }
+
+    @Override
     public void close() {
         // the parent owns the links
     }

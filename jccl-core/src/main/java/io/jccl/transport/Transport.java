@@ -66,6 +66,14 @@ public interface Transport extends AutoCloseable {
      */
     void abortPeers(int[] peers, FrameHeader header, String reason);
 
+    /**
+     * Ends this rank's own wait in progress on {@code abort}'s communicator (its header's stream): from now on a
+     * {@link #receive} on that communicator's streams returns {@code abort}, {@link #pendingAbort} reports it, and a
+     * wait in the {@link #arena() arena} returns within microseconds so that its caller sees it. Used by
+     * {@code close()} and {@code abort()} of a communicator whose call is still in flight on another thread.
+     */
+    void interrupt(Frame abort);
+
     @Override
     void close();
 }

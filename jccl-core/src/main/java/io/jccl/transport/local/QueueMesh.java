@@ -59,6 +59,7 @@ public final class QueueMesh {
     private final class Endpoint implements Transport {
         private final int rank;
         private final io.jccl.transport.SharedArena view;
+        private volatile boolean closed;
 
         Endpoint(int rank) {
             this.rank = rank;
@@ -128,8 +129,23 @@ public final class QueueMesh {
         }
 
         @Override
+        public void interrupt(Frame abort) {
+            inboxes[rank].deliver(rank, abort);
+            view.interrupt();
+        }
+
+        @Override
         public void close() {
-            // queues belong to the mesh; nothing to release per rank
+            // queues belong to the mesh; the peers learn that this rank left (after the frames it sent)
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (int peer = 0; peer < size; peer++) {
+                if (peer != rank) {
+                    inboxes[peer].peerClosed(rank, Frame.departed(rank));
+                }
+            }
         }
     }
 }

@@ -377,7 +377,8 @@ public final class ShmTransport implements Transport {
             if (type == FIRST_FRAGMENT) {
                 FrameHeader h = FrameDescriptor.decode(bb);
                 if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
-                    inbox.peerClosed(src, Frame.peerGone(src, "rank " + src + " closed its communicator"));
+                    peerPids[src] = -1; // it left cleanly: its process may exit now without that being a failure
+                    inbox.peerClosed(src, Frame.departed(src));
                     return;
                 }
                 r.header = h;
@@ -735,6 +736,15 @@ public final class ShmTransport implements Transport {
                     lock.unlock();
                 }
             }
+        }
+    }
+
+    @Override
+    public void interrupt(Frame abort) {
+        inbox.deliver(rank, abort);
+        Arena a = arena;
+        if (a != null) {
+            a.interrupt();
         }
     }
 

@@ -356,7 +356,7 @@ public final class TcpTransport implements Transport {
                 FrameHeader h = FrameDescriptor.decode(in);
                 if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
                     c.goodbye = true;
-                    inbox.peerClosed(c.peer, Frame.peerGone(c.peer, "rank " + c.peer + " closed its communicator"));
+                    inbox.peerClosed(c.peer, Frame.departed(c.peer));
                     return;
                 }
                 inbox.deliver(c.peer, new Frame(h, readPayload(c, h, in)));
@@ -473,6 +473,11 @@ public final class TcpTransport implements Transport {
                 LOG.debug("rank {}: could not tell rank {} of the abort: {}", rank, peer, e.toString());
             }
         }
+    }
+
+    @Override
+    public void interrupt(Frame abort) {
+        inbox.deliver(rank, abort);
     }
 
     @Override
