@@ -9,9 +9,10 @@ import java.util.Objects;
 /**
  * A buffer handed to a collective: a range of a Java primitive array, or a direct {@link ByteBuffer}.
  *
- * <p>Array tensors are read and written in place. A direct buffer is read in native byte order from its
- * position to its limit; a collective copies it into a Java array, runs, and copies the result back (one copy
- * each way). Half-precision types travel as raw bits in a {@code short[]}; {@code byte[]} carries INT8 or UINT8.
+ * <p>Array tensors are read and written in place. A {@link ByteBuffer} (direct or heap) is read from its position
+ * to its limit in the buffer's own {@link ByteBuffer#order() byte order}, as {@code getFloat}/{@code putFloat}
+ * would; a collective copies it into a Java array, runs, and copies the result back (one copy each way), except a
+ * buffer from {@link Communicator#allocate}, which peers on shared memory read in place. Half-precision types travel as raw bits in a {@code short[]}; {@code byte[]} carries INT8 or UINT8.
  */
 public final class Tensor {
     private final DataType dtype;
@@ -19,13 +20,15 @@ public final class Tensor {
     private final int offset;
     private final int count;
     private final ByteBuffer buffer;
+    private final ByteOrder order;
 
-    private Tensor(DataType dtype, Object array, int offset, int count, ByteBuffer buffer) {
+    private Tensor(DataType dtype, Object array, int offset, int count, ByteBuffer buffer, ByteOrder order) {
         this.dtype = dtype;
         this.array = array;
         this.offset = offset;
         this.count = count;
         this.buffer = buffer;
+        this.order = order;
     }
 
     public static Tensor of(float[] data) {
@@ -81,11 +84,13 @@ public final class Tensor {
             throw new IllegalArgumentException("tensor range out of bounds: offset=" + offset + ", count=" + count
                     + ", array length=" + length);
         }
-        return new Tensor(dtype, array, offset, count, null);
+        return new Tensor(dtype, array, offset, count, null, ByteOrder.nativeOrder());
     }
 
     /**
-     * A direct byte buffer from its position to its limit, read and written in native byte order.
+     * A byte buffer (direct or heap) from its position to its limit, read and written in the buffer's byte order
+     * at the time of this call: a buffer filled with {@code putFloat} in the default big-endian order reads back
+     * the same floats. A native-order direct buffer is the fastest (no byte swapping).
      *
      * @throws IllegalArgumentException if the buffer is null, read-only, or its remaining bytes are not a whole
      *                                  number of elements
@@ -102,7 +107,7 @@ public final class Tensor {
             throw new IllegalArgumentException("buffer holds " + buffer.remaining() + " bytes, not a multiple of "
                     + dtype + "'s " + dtype.sizeBytes() + " bytes");
         }
-        return new Tensor(dtype, null, 0, buffer.remaining() / dtype.sizeBytes(), buffer.duplicate());
+        return new Tensor(dtype, null, 0, buffer.remaining() / dtype.sizeBytes(), buffer.duplicate(), buffer.order());
     }
 
     private static int checkedLength(Object array, Class<?> cls) {
@@ -125,9 +130,17 @@ public final class Tensor {
         return (long) count * dtype.sizeBytes();
     }
 
-    /** The byte buffer behind this tensor (a duplicate: position and limit as given), or null for an array. */
+    /**
+     * The byte buffer behind this tensor (a duplicate: position, limit and byte order as given), or null for an
+     * array.
+     */
     public ByteBuffer byteBuffer() {
-        return buffer == null ? null : buffer.duplicate().order(ByteOrder.nativeOrder());
+        return buffer == null ? null : buffer.duplicate().order(order);
+    }
+
+    /** The byte order the elements are read and written in: the buffer's, or native for an array. */
+    public ByteOrder byteOrder() {
+        return order;
     }
 
     /** Whether this tensor is backed by a byte buffer (and so is staged through an array). */
@@ -144,7 +157,7 @@ public final class Tensor {
             return new Buf(dtype, array, offset, count);
         }
         Buf buf = Buf.allocate(dtype, count);
-        buf.readFrom(buffer.duplicate().order(ByteOrder.nativeOrder()));
+        buf.readFrom(buffer.duplicate().order(order));
         return buf;
     }
 
@@ -153,11 +166,12 @@ public final class Tensor {
         if (buffer == null) {
             return;
         }
-        staged.writeTo(buffer.duplicate().order(ByteOrder.nativeOrder()));
+        staged.writeTo(buffer.duplicate().order(order));
     }
 
     @Override
     public String toString() {
-        return "Tensor[" + dtype + " x " + count + (buffer != null ? ", direct buffer]" : "]");
+        return "Tensor[" + dtype + " x " + count + (buffer == null ? "]"
+                : buffer.isDirect() ? ", direct buffer, " + order + "]" : ", heap buffer, " + order + "]");
     }
 }

@@ -161,6 +161,7 @@ public final class DefaultCommunicator implements Communicator {
         return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, call -> {
             io.jccl.transport.SharedArena a = call.arena();
             if (call.signature().algorithm() == Algorithm.SHARED_MEMORY && t.isBuffer() && world > 1
+                    && t.byteOrder() == java.nio.ByteOrder.nativeOrder()
                     && t.byteSize() > io.jccl.algorithm.SharedMemoryAllReduce.SMALL_BYTES && a.exposeRegistered(t)) {
                 // a buffer from allocate(): peers read it in place, nothing is staged
                 io.jccl.algorithm.SharedMemoryAllReduce.allReduceRegistered(call, t.dtype(), t.count(), op,

@@ -41,37 +41,60 @@ public final class LaunchEnvironment {
 
     /** Parses a map of environment variables. */
     public static LaunchEnvironment from(Map<String, String> env) {
-        String rank = first(env, "JCCL_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID");
-        String size = first(env, "JCCL_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS");
-        if (rank == null || size == null) {
+        String[] rank = first(env, "JCCL_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID");
+        String[] size = first(env, "JCCL_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS");
+        if (rank == null && size == null) {
             throw new IllegalStateException("no rank and world size in the environment: set JCCL_RANK and "
-                    + "JCCL_WORLD_SIZE (or run under jccl launch, torchrun, mpirun or srun)");
+                    + "JCCL_WORLD_SIZE (or RANK and WORLD_SIZE), or run under jccl launch, torchrun, mpirun or srun");
         }
-        String local = first(env, "JCCL_LOCAL_RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID");
-        String addr = first(env, "JCCL_MASTER_ADDR", "MASTER_ADDR");
-        String port = first(env, "JCCL_MASTER_PORT", "MASTER_PORT");
-        String transport = first(env, "JCCL_TRANSPORT");
-        return new LaunchEnvironment(parse("rank", rank), parse("world size", size),
-                local == null ? parse("rank", rank) : parse("local rank", local),
-                addr == null ? DEFAULT_MASTER_ADDR : addr, port == null ? DEFAULT_MASTER_PORT : parse("port", port),
-                transport == null ? "auto" : transport.trim().toLowerCase(java.util.Locale.ROOT));
+        if (rank == null) {
+            throw new IllegalStateException(size[0] + "=" + size[1] + " is set but no rank is: set "
+                    + RANK_FOR.getOrDefault(size[0], "JCCL_RANK") + " too");
+        }
+        if (size == null) {
+            throw new IllegalStateException(rank[0] + "=" + rank[1] + " is set but no world size is: set "
+                    + SIZE_FOR.getOrDefault(rank[0], "JCCL_WORLD_SIZE") + " too");
+        }
+        String[] local = first(env, "JCCL_LOCAL_RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID");
+        String[] addr = first(env, "JCCL_MASTER_ADDR", "MASTER_ADDR");
+        String[] port = first(env, "JCCL_MASTER_PORT", "MASTER_PORT");
+        String[] transport = first(env, "JCCL_TRANSPORT");
+        int r = parse(rank);
+        int w = parse(size);
+        if (w < 1) {
+            throw new IllegalArgumentException(size[0] + " must be at least 1, got " + w);
+        }
+        if (r < 0 || r >= w) {
+            throw new IllegalArgumentException(rank[0] + "=" + r + " is not a rank of a world of " + w + " ("
+                    + size[0] + "): ranks are 0 to " + (w - 1));
+        }
+        return new LaunchEnvironment(r, w, local == null ? r : parse(local),
+                addr == null ? DEFAULT_MASTER_ADDR : addr[1], port == null ? DEFAULT_MASTER_PORT : parse(port),
+                transport == null ? "auto" : transport[1].toLowerCase(java.util.Locale.ROOT));
     }
 
-    private static String first(Map<String, String> env, String... names) {
+    private static final Map<String, String> RANK_FOR = Map.of("JCCL_WORLD_SIZE", "JCCL_RANK", "WORLD_SIZE", "RANK",
+            "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "SLURM_NTASKS", "SLURM_PROCID");
+    private static final Map<String, String> SIZE_FOR = Map.of("JCCL_RANK", "JCCL_WORLD_SIZE", "RANK", "WORLD_SIZE",
+            "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS");
+
+    /** The first of {@code names} that is set, as {name, trimmed value}, or null. */
+    private static String[] first(Map<String, String> env, String... names) {
         for (String n : names) {
             String v = env.get(n);
             if (v != null && !v.isBlank()) {
-                return v.trim();
+                return new String[] {n, v.trim()};
             }
         }
         return null;
     }
 
-    private static int parse(String what, String v) {
+    private static int parse(String[] variable) {
         try {
-            return Integer.parseInt(v);
+            return Integer.parseInt(variable[1]);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(what + " in the environment is not a number: '" + v + "'", e);
+            throw new IllegalArgumentException("environment variable " + variable[0] + " is not a number: '"
+                    + variable[1] + "'", e);
         }
     }
 

@@ -75,6 +75,94 @@ public final class Rendezvous {
         return host + "/" + boot;
     }
 
+    /** How long rank 0, which serves the store, stays after a failed join so that the others can read why. */
+    private static final long LINGER_NANOS = 5_000_000_000L;
+
+    /**
+     * Every rank announces its rank and world size; each returns once ranks 0 to W-1 have all joined with the same
+     * world size. Otherwise every rank that joined fails with the same message, naming what differs ("rank 2 says
+     * world size 4, rank 0 says 3"), a rank that joined twice, or the ranks that never joined within
+     * {@code timeout} and those that did.
+     */
+    static void join(int rank, int worldSize, Store store, Duration timeout) {
+        long index = store.add("join/count", 1) - 1;
+        store.setString("join/" + index, rank + " " + worldSize + " " + ProcessHandle.current().pid() + " "
+                + hostName());
+        long deadline = System.nanoTime() + timeout.toNanos();
+        java.util.TreeMap<Integer, String> joined = new java.util.TreeMap<>();
+        long read = 0;
+        long pause = 1;
+        String failure = null;
+        while (failure == null) {
+            if (store.check("join/failed")) {
+                failure = store.getString("join/failed", timeout);
+                break;
+            }
+            long count = store.add("join/count", 0);
+            for (; read < count && failure == null; read++) {
+                String[] v = store.getString("join/" + read, timeout).split(" ", 4);
+                int r = Integer.parseInt(v[0]);
+                int w = Integer.parseInt(v[1]);
+                String who = "rank " + r + " (pid " + v[2] + " on " + v[3] + ")";
+                if (w != worldSize) {
+                    failure = "rank " + r + " says world size " + w + ", rank " + rank + " says " + worldSize
+                            + ": every rank must be started with the same world size";
+                } else if (joined.containsKey(r)) {
+                    failure = "rank " + r + " joined twice: " + joined.get(r) + " and " + who
+                            + "; every rank number must be given to exactly one process";
+                } else {
+                    joined.put(r, who);
+                }
+            }
+            if (failure == null && joined.size() == worldSize) {
+                return;
+            }
+            if (failure == null && System.nanoTime() - deadline >= 0) {
+                java.util.List<Integer> missing = new java.util.ArrayList<>();
+                for (int r = 0; r < worldSize; r++) {
+                    if (!joined.containsKey(r)) {
+                        missing.add(r);
+                    }
+                }
+                failure = (missing.size() == 1 ? "rank " + missing.get(0) + " never joined"
+                        : "ranks " + missing + " never joined") + " within " + timeout.toMillis() + " ms; joined: "
+                        + (joined.isEmpty() ? "none" : String.join(", ", joined.values()));
+            }
+            if (failure != null) {
+                store.setString("join/failed", failure);
+                break;
+            }
+            sleepMillis(pause);
+            pause = Math.min(pause * 2, 50);
+        }
+        store.add("join/told", 1);
+        if (rank == 0) {
+            // this rank serves the store: stay until every rank that joined has read why, or briefly
+            long until = System.nanoTime() + LINGER_NANOS;
+            while (store.add("join/told", 0) < store.add("join/count", 0) && System.nanoTime() - until < 0) {
+                sleepMillis(10);
+            }
+        }
+        throw new io.jccl.JcclException("rank " + rank + ": the job cannot start: " + failure, null);
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "an unnamed host";
+        }
+    }
+
+    private static void sleepMillis(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new io.jccl.JcclException("interrupted while waiting for the other ranks to join", e);
+        }
+    }
+
     public static Communicator connect(LaunchEnvironment env, CommunicatorConfig config) {
         JobSecret secret = JobSecret.fromEnvironment();
         if (secret.isEmpty()) {
@@ -93,6 +181,7 @@ public final class Rendezvous {
         Transport transport = null;
         try (TcpStore client = TcpStore.connect(env.masterAddr(), env.masterPort(), secret, timeout)) {
             Store store = new PrefixStore("jccl", client);
+            join(env.rank(), env.worldSize(), store, timeout);
             transport = connectTransport(env, store, tcp, kind);
             DefaultCommunicator comm = new DefaultCommunicator(transport, config);
             comm.barrier(); // every rank is connected: the store is no longer needed

@@ -114,7 +114,10 @@ public final class TcpStore implements Store {
             }
             return new Response(result, body);
         } catch (IOException e) {
-            throw new StoreException("lost the store at " + host + ":" + port + ": " + e.getMessage(), e);
+            throw new StoreException("lost the store at " + host + ":" + port + " ("
+                    + (e instanceof java.io.EOFException || e.getMessage() == null ? "it closed the connection"
+                    : e.getMessage()) + "): the process serving it (rank 0, unless JCCL_STORE=external) has "
+                    + "exited or failed", e);
         }
     }
 

@@ -89,7 +89,8 @@ public final class TcpStoreServer implements AutoCloseable {
             try {
                 Handshake.server(in, out, secret, HandshakeDescriptor.PURPOSE_STORE, -1);
             } catch (IOException e) {
-                LOG.warn("store refused a connection from {}: {}", s.getRemoteSocketAddress(), e.getMessage());
+                LOG.warn("store refused a connection from {}: {}", s.getRemoteSocketAddress(),
+                        io.jccl.security.Handshake.why(e));
                 return;
             }
             s.setSoTimeout(0);
@@ -127,6 +128,9 @@ public final class TcpStoreServer implements AutoCloseable {
         }
     }
 
+    /** A get waits at most this long per request (a client asking for more waits again). */
+    static final long MAX_GET_TIMEOUT_MS = 24L * 3600 * 1000;
+
     private void respond(DataOutputStream out, byte op, String key, byte[] value, long arg) throws IOException {
         byte status = STATUS_OK;
         long result = 0;
@@ -134,7 +138,13 @@ public final class TcpStoreServer implements AutoCloseable {
         try {
             switch (op) {
                 case OP_SET: store.set(key, value); break;
-                case OP_GET: body = store.get(key, Duration.ofMillis(arg)); break;
+                case OP_GET:
+                    if (arg < 0) {
+                        throw new IllegalArgumentException("a get of key '" + key + "' with a negative timeout: "
+                                + arg + " ms");
+                    }
+                    body = store.get(key, Duration.ofMillis(Math.min(arg, MAX_GET_TIMEOUT_MS)));
+                    break;
                 case OP_ADD: result = store.add(key, arg); break;
                 case OP_CHECK: result = store.check(key) ? 1 : 0; break;
                 case OP_DELETE: result = store.delete(key) ? 1 : 0; break;
@@ -145,6 +155,11 @@ public final class TcpStoreServer implements AutoCloseable {
         } catch (StoreException e) {
             status = STATUS_TIMEOUT;
             body = e.getMessage().getBytes(StandardCharsets.UTF_8);
+        } catch (RuntimeException e) {
+            // a bad request fails that request, never the connection or the server
+            status = STATUS_ERROR;
+            body = (e instanceof NumberFormatException ? "key '" + key + "' does not hold a number: "
+                    + e.getMessage() : String.valueOf(e.getMessage())).getBytes(StandardCharsets.UTF_8);
         }
         out.writeByte(status);
         out.writeByte(0);

@@ -129,4 +129,15 @@ public final class Handshake {
         }
     }
 
+
+    /** Why a handshake failed, for a log line: never "null" (an end of stream has no message). */
+    public static String why(java.io.IOException e) {
+        if (e instanceof java.io.EOFException) {
+            return "it closed the connection before the handshake ended";
+        }
+        if (e instanceof java.net.SocketTimeoutException) {
+            return "no handshake within the deadline (" + e.getMessage() + ")";
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
 }

@@ -53,7 +53,11 @@ import java.util.concurrent.TimeUnit;
 public final class TcpTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
     private static final int CHUNK_BYTES = 1 << 20;
-    private static final long EAGER_ALLOCATION_BYTES = 64L << 20;
+    /**
+     * Pieces of a large incoming frame held until its last byte: small enough not to be a humongous object of
+     * the G1 collector (which would round each up to whole regions and hold twice what was sent).
+     */
+    private static final int HELD_CHUNK_BYTES = 256 << 10;
     private static final int HANDSHAKE_TIMEOUT_MS = 10_000;
 
     private final int rank;
@@ -261,6 +265,7 @@ public final class TcpTransport implements Transport {
     }
 
     private void admit(SocketChannel ch) {
+        String from = remote(ch); // before the handshake: a peer that vanishes has no address afterwards
         try {
             configure(ch);
             int peer = guardedHandshake(ch, false, -1);
@@ -272,7 +277,7 @@ public final class TcpTransport implements Transport {
                 peers.notifyAll();
             }
         } catch (IOException e) {
-            LOG.warn("rank {}: refused a connection from {}: {}", rank, remote(ch), e.getMessage());
+            LOG.warn("rank {}: refused a connection from {}: {}", rank, from, io.jccl.security.Handshake.why(e));
             closeQuietly(ch);
         }
     }
@@ -288,7 +293,7 @@ public final class TcpTransport implements Transport {
         try {
             return String.valueOf(ch.getRemoteAddress());
         } catch (IOException e) {
-            return "?";
+            return "an address that is already gone";
         }
     }
 
@@ -399,26 +404,36 @@ public final class TcpTransport implements Transport {
         }
         int n = h.payloadCount();
         int perChunk = CHUNK_BYTES / dt.sizeBytes();
-        Object arr = bytes <= EAGER_ALLOCATION_BYTES ? pool.take(dt, n)
-                : dt.newArray((int) (EAGER_ALLOCATION_BYTES / dt.sizeBytes()));
-        int capacity = java.lang.reflect.Array.getLength(arr);
-        int done = 0;
-        while (done < n) {
-            int m = Math.min(perChunk, n - done);
-            if (done + m > capacity) {
-                int grown = (int) Math.min(n, Math.max((long) capacity * 2, done + m));
-                Object bigger = dt.newArray(grown);
-                System.arraycopy(arr, 0, bigger, 0, done);
-                arr = bigger;
-                capacity = grown;
-            }
-            in.clear().limit(m * dt.sizeBytes());
-            readFully(c.channel, in);
-            in.flip();
-            new Buf(dt, arr, done, m).readFrom(in);
-            done += m;
+        if (n <= perChunk) {
+            Object arr = pool.take(dt, n);
+            readChunk(c, in, dt, arr, 0, n);
+            return arr;
+        }
+        // larger: whole chunks as they arrive, so a length that lies costs at most what was sent (plus one chunk);
+        // the frame's own array is made once its last byte is in
+        java.util.List<Object> chunks = new java.util.ArrayList<>();
+        int perHeld = HELD_CHUNK_BYTES / dt.sizeBytes();
+        for (int done = 0; done < n; done += perHeld) {
+            int m = Math.min(perHeld, n - done);
+            Object chunk = dt.newArray(m);
+            readChunk(c, in, dt, chunk, 0, m);
+            chunks.add(chunk);
+        }
+        Object arr = pool.take(dt, n);
+        int at = 0;
+        for (Object chunk : chunks) {
+            int m = java.lang.reflect.Array.getLength(chunk);
+            System.arraycopy(chunk, 0, arr, at, m);
+            at += m;
         }
         return arr;
+    }
+
+    private void readChunk(Connection c, ByteBuffer in, DataType dt, Object arr, int at, int m) throws IOException {
+        in.clear().limit(m * dt.sizeBytes());
+        readFully(c.channel, in);
+        in.flip();
+        new Buf(dt, arr, at, m).readFrom(in);
     }
 
     private static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {

@@ -12,6 +12,7 @@ import io.jccl.security.HandshakeDescriptor;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -73,5 +74,56 @@ class TcpFrameValidationTest {
                     && e.getMessage().contains(defect), e.getMessage());
             comm.close();
         }
+    }
+
+    /**
+     * An authenticated peer that announces 1.9 GB and sends 72 MiB: the victim holds about what was sent (it held
+     * a 64 MiB array from the start and doubled it to 128 MiB, and twice what was sent at 160 MiB).
+     */
+    @Test
+    void shouldHoldNoMoreThanWhatALyingPeerSent() throws Exception {
+        InMemoryStore store = new InMemoryStore();
+        JobSecret secret = JobSecret.generate();
+        CompletableFuture<Communicator> rank0 = CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
+                TcpTransport.connect(0, 2, store, TcpOptions.loopback(secret)),
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))), r -> {
+                    Thread t = new Thread(r);
+                    t.setDaemon(true);
+                    t.start();
+                });
+        String addr = store.getString("tcp/addr/0", Duration.ofSeconds(10));
+        store.setString("tcp/addr/1", "127.0.0.1:1");
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1))));
+            Handshake.client(s.getInputStream(), s.getOutputStream(), secret, HandshakeDescriptor.PURPOSE_TRANSPORT, 1,
+                    2);
+            Communicator comm = rank0.get(10, TimeUnit.SECONDS);
+            long before = heapAfterGc();
+            int announced = 475_000_000; // floats: 1.9 GB
+            FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, 0, DataType.FLOAT32.id(), 0, 1, 1, -1, 0,
+                    announced, 0, announced, 0);
+            ByteBuffer b = ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            FrameDescriptor.encode(h, b);
+            OutputStream out = s.getOutputStream();
+            out.write(b.array());
+            long sent = 72L << 20;
+            byte[] block = new byte[1 << 20];
+            for (long done = 0; done < sent; done += block.length) {
+                out.write(block);
+            }
+            out.flush();
+            Thread.sleep(1000); // let the reader take in what was sent
+            long held = heapAfterGc() - before;
+            assertTrue(held < sent + (24L << 20), "holds " + (held >> 20) + " MiB after " + (sent >> 20) + " MiB sent");
+            comm.close();
+        }
+    }
+
+    private static long heapAfterGc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(100);
+        }
+        return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 }

@@ -1,0 +1,71 @@
+package io.jccl.core;
+
+import io.jccl.Algorithm;
+import io.jccl.DataType;
+import io.jccl.OpType;
+import io.jccl.PeerAbortedException;
+import io.jccl.instrument.TrafficCounters;
+import io.jccl.transport.SharedArena;
+import io.jccl.transport.Streams;
+import io.jccl.transport.Transport;
+import io.jccl.transport.local.QueueMesh;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A shared-memory wait whose slice ends while one peer is behind and another has already finished and closed:
+ * the one that closed is not a failure (it made a correct program fail at teardown, about 1 in 255 cycles); one
+ * that closed before reaching the point waited for is, and is named.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class DepartureTest {
+
+    /** An arena whose first wait ends at a slice with rank 1 behind; rank 2's counter is {@code rank2}. */
+    private static SharedArena arena(long rank2) {
+        int[] waits = {0};
+        return (SharedArena) Proxy.newProxyInstance(SharedArena.class.getClassLoader(),
+                new Class<?>[] {SharedArena.class}, (proxy, m, args) -> {
+                    switch (m.getName()) {
+                        case "await":
+                            return waits[0]++ == 0 ? 1 : -1;
+                        case "counter":
+                            return (int) args[0] == 2 ? rank2 : 0L;
+                        case "publishedSignature":
+                            return null;
+                        case "size":
+                            return 3;
+                        default:
+                            throw new UnsupportedOperationException(m.getName());
+                    }
+                });
+    }
+
+    private static CollectiveCall callOnRank0WithRank2Closed() {
+        QueueMesh mesh = QueueMesh.create(3);
+        Transport rank0 = mesh.endpoint(0);
+        mesh.endpoint(2).close();
+        Signature sig = new Signature(OpType.ALL_GATHER, 2, DataType.FLOAT32, 4, -1, null, Algorithm.SHARED_MEMORY);
+        return new CollectiveCall(rank0, Streams.collective(0), sig, Duration.ofSeconds(10), new TrafficCounters());
+    }
+
+    @Test
+    void shouldNotFailForAPeerThatClosedAfterArriving() {
+        callOnRank0WithRank2Closed().awaitArena(arena(5), SharedArena.ARRIVED, 5);
+    }
+
+    @Test
+    void shouldNameAPeerThatClosedBeforeArriving() {
+        PeerAbortedException e = assertThrows(PeerAbortedException.class,
+                () -> callOnRank0WithRank2Closed().awaitArena(arena(4), SharedArena.ARRIVED, 5));
+        assertEquals(2, e.originRank());
+        assertTrue(e.getMessage().contains("rank 2 closed its communicator"), e.getMessage());
+    }
+}

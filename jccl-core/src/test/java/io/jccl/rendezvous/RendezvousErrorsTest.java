@@ -1,0 +1,140 @@
+package io.jccl.rendezvous;
+
+import io.jccl.JcclException;
+import io.jccl.security.JobSecret;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Start-up errors name the variable, the ranks and the values that disagree, never an internal store key. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RendezvousErrorsTest {
+
+    private static final java.util.concurrent.Executor THREADS = r -> {
+        Thread t = new Thread(r, "join");
+        t.setDaemon(true);
+        t.start();
+    };
+
+    /** Joins {@code ranks[i]} with world size {@code sizes[i]} on threads; each rank's error message, or null. */
+    private static List<String> join(int[] ranks, int[] sizes, Duration timeout) {
+        InMemoryStore store = new InMemoryStore();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int i = 0; i < ranks.length; i++) {
+            int r = ranks[i];
+            int w = sizes[i];
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    Rendezvous.join(r, w, store, timeout);
+                    return null;
+                } catch (JcclException e) {
+                    return e.getMessage();
+                }
+            }, THREADS));
+            if (i == 0) {
+                // the first rank joins first: a rank that joins after the others completed a world of their own
+                // fails alone (they cannot know of it), which this test does not look at
+                long until = System.nanoTime() + 5_000_000_000L;
+                while (!store.check("join/0") && System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            }
+        }
+        List<String> out = new ArrayList<>();
+        fs.forEach(f -> out.add(f.join()));
+        return out;
+    }
+
+    @Test
+    void shouldJoinWhenEveryRankAgrees() {
+        assertEquals(java.util.Arrays.asList(null, null, null), join(new int[] {2, 0, 1}, new int[] {3, 3, 3},
+                Duration.ofSeconds(10)));
+    }
+
+    @Test
+    void shouldNameTheRanksThatDisagreeOnTheWorldSize() {
+        List<String> out = join(new int[] {3, 0, 1, 2}, new int[] {4, 3, 3, 3}, Duration.ofSeconds(20));
+        for (String m : out) {
+            assertTrue(m != null && (m.matches(".*rank 3 says world size 4, rank [012] says 3.*")
+                    || m.matches(".*rank [012] says world size 3, rank 3 says 4.*")), m);
+            assertFalse(m.contains("jccl/"), m);
+        }
+    }
+
+    @Test
+    void shouldNameTheRanksThatNeverJoinedAndThoseThatDid() {
+        List<String> out = join(new int[] {0, 2}, new int[] {4, 4}, Duration.ofMillis(800));
+        for (String m : out) {
+            assertTrue(m != null && m.contains("ranks [1, 3] never joined within 800 ms") && m.contains("joined: rank 0 (pid")
+                    && m.contains("rank 2 (pid"), m);
+        }
+    }
+
+    @Test
+    void shouldNameARankGivenTwice() {
+        List<String> out = join(new int[] {0, 1, 1}, new int[] {3, 3, 3}, Duration.ofSeconds(20));
+        for (String m : out) {
+            assertTrue(m != null && m.contains("rank 1 joined twice"), m);
+        }
+    }
+
+    // ------------------------------------------------------------------ the environment
+
+    @Test
+    void shouldNameTheMissingVariable() {
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> LaunchEnvironment.from(Map.of("WORLD_SIZE", "4")));
+        assertTrue(e.getMessage().contains("WORLD_SIZE=4") && e.getMessage().contains("set RANK"), e.getMessage());
+        e = assertThrows(IllegalStateException.class, () -> LaunchEnvironment.from(Map.of("JCCL_RANK", "1")));
+        assertTrue(e.getMessage().contains("JCCL_RANK=1") && e.getMessage().contains("JCCL_WORLD_SIZE"),
+                e.getMessage());
+    }
+
+    @Test
+    void shouldNameTheVariableThatIsNotANumber() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LaunchEnvironment.from(Map.of("RANK", "abc", "WORLD_SIZE", "4")));
+        assertTrue(e.getMessage().contains("RANK") && e.getMessage().contains("'abc'"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> LaunchEnvironment.from(Map.of("RANK", "4", "WORLD_SIZE", "4")));
+        assertTrue(e.getMessage().contains("RANK=4") && e.getMessage().contains("WORLD_SIZE"), e.getMessage());
+    }
+
+    // ------------------------------------------------------------------ the store survives bad requests
+
+    @Test
+    void shouldAnswerBadStoreRequestsWithAnErrorAndKeepServing() {
+        JobSecret secret = JobSecret.generate();
+        try (TcpStoreServer server = TcpStoreServer.start("127.0.0.1", 0, secret);
+             TcpStore client = TcpStore.connect("127.0.0.1", server.port(), secret, Duration.ofSeconds(10))) {
+            client.setString("k", "v");
+            client.setString("text", "not a number");
+            // a timeout of 2^63-1 ms (it overflowed into an ArithmeticException that killed the connection)
+            assertArrayEquals("v".getBytes(), client.get("k", Duration.ofMillis(Long.MAX_VALUE)));
+            StoreException e = assertThrows(StoreException.class, () -> client.add("text", 1));
+            assertTrue(e.getMessage().contains("'text'") && e.getMessage().contains("not a number"), e.getMessage());
+            // the same connection still serves
+            assertEquals(5, client.add("n", 5));
+            assertArrayEquals("v".getBytes(), client.get("k", Duration.ofSeconds(1)));
+        }
+    }
+
+    @Test
+    void shouldSayWhyAHalfOpenHandshakeFailed() {
+        assertEquals("it closed the connection before the handshake ended",
+                io.jccl.security.Handshake.why(new java.io.EOFException()));
+        assertEquals("IOException", io.jccl.security.Handshake.why(new java.io.IOException()));
+    }
+}
