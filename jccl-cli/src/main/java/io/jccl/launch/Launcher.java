@@ -129,11 +129,45 @@ public final class Launcher {
             return status;
         } finally {
             stopAll("the launcher is exiting");
+            removeSegmentsOfChildren();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {
                 // already shutting down
             }
+        }
+    }
+
+    /**
+     * Removes the shared-memory segments that this node's ranks left behind: a rank killed with SIGKILL cannot
+     * remove its own, and a rank stopped while another rank waits on it may not have.
+     */
+    private void removeSegmentsOfChildren() {
+        java.util.Set<Long> pids = new java.util.HashSet<>();
+        synchronized (children) {
+            for (Process p : children) {
+                pids.add(p.pid());
+            }
+        }
+        java.nio.file.Path dir = io.jccl.transport.shm.ShmTransport.defaultDirectory();
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> files =
+                     java.nio.file.Files.newDirectoryStream(dir, "jccl-*.shm")) {
+            for (java.nio.file.Path f : files) {
+                long owner = -1;
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f)) {
+                    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
+                    if (ch.read(b, io.jccl.transport.shm.ShmSegmentDescriptor.OWNER_PID_OFFSET) == 8) {
+                        owner = b.getLong(0);
+                    }
+                } catch (IOException gone) {
+                    continue;
+                }
+                if (pids.contains(owner)) {
+                    java.nio.file.Files.deleteIfExists(f);
+                }
+            }
+        } catch (IOException e) {
+            System.err.println("jccl launch: cannot remove the ranks' segments in " + dir + ": " + e.getMessage());
         }
     }
 

@@ -14,7 +14,9 @@ import java.time.Duration;
  * A rank for the fault tests, started as its own JVM. Mode (first argument):
  * {@code ok}: ten allreduces; {@code exit}: rank {@code victim} exits with status 3 before the first one;
  * {@code kill}: rank {@code victim} kills itself with SIGKILL in the middle of the allreduces;
- * {@code stall}: rank {@code victim} sleeps instead of joining. Survivors print one line
+ * {@code stall}: rank {@code victim} sleeps instead of joining; {@code close}: another thread of rank
+ * {@code victim} closes its communicator while it is in the allreduces. The victim of {@code kill} prints
+ * {@code KILL <epoch ms>} first. Survivors print {@code DETECTED <epoch ms>} and one line
  * {@code RESULT <exception class> origin=<rank> peer=<rank> message} and exit 0, or {@code RESULT ok}.
  */
 public final class FaultWorker {
@@ -45,9 +47,24 @@ public final class FaultWorker {
                     break;
             }
         }
+        if (mode.equals("close") && rank == victim) {
+            Thread closer = new Thread(() -> {
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException ignored) {
+                    return;
+                }
+                comm.close();
+            });
+            closer.setDaemon(true);
+            closer.start();
+        }
+        int calls = mode.equals("close") ? 100_000 : 200;
         try {
-            for (int i = 0; i < 200; i++) {
+            for (int i = 0; i < calls; i++) {
                 if (mode.equals("kill") && rank == victim && i == 5) {
+                    System.out.println("KILL " + System.currentTimeMillis());
+                    System.out.flush();
                     new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid())).start().waitFor();
                     Thread.sleep(10_000);
                 }
@@ -56,6 +73,7 @@ public final class FaultWorker {
             }
             System.out.println("RESULT ok");
         } catch (JcclException e) {
+            System.out.println("DETECTED " + System.currentTimeMillis());
             int origin = e instanceof io.jccl.PeerAbortedException ? ((io.jccl.PeerAbortedException) e).originRank()
                     : -1;
             int peer = e instanceof io.jccl.CollectiveTimeoutException

@@ -87,4 +87,18 @@ class LaunchTest {
             assertTrue(ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true), "rank process " + pid + " orphaned");
         }
     }
+
+    /** A rank killed with SIGKILL over shm: the launcher stops the others and no segment of the job is left. */
+    @org.junit.jupiter.api.Test
+    void shouldLeaveNoSegmentWhenARankIsKilled() throws Exception {
+        int[] status = new int[1];
+        List<String> out = launch(List.of("-n", "4", "--transport", "shm", "--", ProcessJob.java(), "-cp",
+                System.getProperty("java.class.path"), FaultWorker.class.getName(), "kill", "2", "600000"), status);
+        assertEquals(137, status[0], String.join("\n", out));
+        java.util.Set<Long> pids = out.stream().filter(l -> l.contains("READY rank"))
+                .map(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1))).collect(Collectors.toSet());
+        assertEquals(4, pids.size(), String.join("\n", out));
+        List<String> left = ProcessJob.segmentsOwnedBy(pids);
+        assertTrue(left.isEmpty(), () -> "left behind: " + left + "\n" + String.join("\n", out));
+    }
 }

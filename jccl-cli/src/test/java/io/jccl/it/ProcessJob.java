@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 /** N JVMs of a test main class with the rendezvous environment set by hand, and their output. */
 final class ProcessJob implements AutoCloseable {
+    /** A per-rank variable (not passed on): "1" starts the rank under a parent that never reaps it. */
+    static final String ZOMBIE_PARENT = "TEST_ZOMBIE_PARENT";
     final List<Process> processes = new ArrayList<>();
     final List<List<String>> output = new ArrayList<>();
 
@@ -48,6 +50,12 @@ final class ProcessJob implements AutoCloseable {
             env.put("JCCL_CONNECT_TIMEOUT_MS", "20000");
             if (perRankEnv != null && perRankEnv.containsKey(r)) {
                 env.putAll(perRankEnv.get(r));
+            }
+            if ("1".equals(env.remove(ZOMBIE_PARENT))) {
+                // the rank runs under a parent that never reaps it: killed, it stays a zombie
+                List<String> wrapped = new ArrayList<>(List.of("sh", "-c", "\"$0\" \"$@\" & exec sleep 600"));
+                wrapped.addAll(cmd);
+                pb.command(wrapped);
             }
             Process p = pb.start();
             List<String> lines = Collections.synchronizedList(new ArrayList<>());
@@ -98,6 +106,11 @@ final class ProcessJob implements AutoCloseable {
         for (Process p : processes) {
             pids.add(p.pid());
         }
+        return segmentsOwnedBy(pids);
+    }
+
+    /** Shared-memory segments in /dev/shm whose owner is one of {@code pids}. */
+    static List<String> segmentsOwnedBy(java.util.Set<Long> pids) throws IOException {
         List<String> left = new ArrayList<>();
         java.nio.file.Path dir = java.nio.file.Path.of("/dev/shm");
         if (!java.nio.file.Files.isDirectory(dir)) {
@@ -108,7 +121,7 @@ final class ProcessJob implements AutoCloseable {
             for (java.nio.file.Path f : files) {
                 try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "r")) {
                     java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
-                    raf.getChannel().read(b, 24);
+                    raf.getChannel().read(b, io.jccl.transport.shm.ShmSegmentDescriptor.OWNER_PID_OFFSET);
                     if (pids.contains(b.getLong(0))) {
                         left.add(f.toString());
                     }
