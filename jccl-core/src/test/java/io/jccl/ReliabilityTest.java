@@ -215,6 +215,8 @@ class ReliabilityTest {
      */
     private static void endTheCallInFlight(TransportKind kind, Algorithm algorithm, boolean close) throws Exception {
         CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(LONG).withAlgorithm(algorithm);
+        java.util.Set<Thread> threadsBefore = jcclThreads();
+        java.util.Set<String> segmentsBefore = segments();
         // three ranks: rank 0, waiting for rank 1, also looks at rank 2's published signature (where it crashed)
         List<Communicator> comms = kind.create(3, config);
         try {
@@ -245,5 +247,39 @@ class ReliabilityTest {
         } finally {
             TransportKind.closeAll(comms);
         }
+        // nothing leaked: no thread of these ranks, no segment
+        long until = System.nanoTime() + 5_000_000_000L;
+        java.util.Set<Thread> left = jcclThreads();
+        while (!threadsBefore.containsAll(left) && System.nanoTime() < until) {
+            Thread.sleep(20);
+            left = jcclThreads();
+        }
+        left.removeAll(threadsBefore);
+        assertTrue(left.isEmpty(), "threads left: " + left);
+        java.util.Set<String> segmentsLeft = segments();
+        segmentsLeft.removeAll(segmentsBefore);
+        assertTrue(segmentsLeft.isEmpty(), "segments left: " + segmentsLeft);
+    }
+
+    /** Live threads that jccl started (not the test's own rank threads). */
+    private static java.util.Set<Thread> jcclThreads() {
+        java.util.Set<Thread> out = new java.util.HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().startsWith("jccl-") && !t.getName().startsWith("jccl-test")) {
+                out.add(t);
+            }
+        }
+        return out;
+    }
+
+    /** jccl's segment files in the shared-memory directory. */
+    private static java.util.Set<String> segments() throws java.io.IOException {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        java.nio.file.Path dir = io.jccl.transport.shm.ShmTransport.defaultDirectory();
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> files =
+                     java.nio.file.Files.newDirectoryStream(dir, "jccl-*.shm")) {
+            files.forEach(f -> out.add(f.toString()));
+        }
+        return out;
     }
 }
