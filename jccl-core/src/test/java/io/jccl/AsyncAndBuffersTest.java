@@ -105,9 +105,28 @@ class AsyncAndBuffersTest {
         assertArrayEquals(new int[] {1, 2, 3, 4, 5, 6}, out.get(1).value);
     }
 
+    /** Over every transport: a rank that aborts fails every other rank's call, naming it and its reason. */
     @ParameterizedTest
     @EnumSource(TransportKind.class)
-    void shouldPropagateTheFirstFailureOfRunThreads(TransportKind kind) {
+    void shouldFailEveryRankWhenOneAborts(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Object>> out = RankHarness.run(kind, 4, Duration.ofSeconds(30), comm -> {
+            if (comm.rank() == 1) {
+                comm.abort("boom on rank 1");
+                return null;
+            }
+            comm.allReduce(new float[16], ReduceOp.SUM);
+            return null;
+        });
+        for (int r : new int[] {0, 2, 3}) {
+            PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, out.get(r).error);
+            assertEquals(1, a.originRank());
+            assertTrue(a.reason().contains("boom on rank 1"), a.getMessage());
+        }
+    }
+
+    /** runThreads (ranks as threads of this JVM, over the queue mesh). */
+    @org.junit.jupiter.api.Test
+    void shouldPropagateTheFirstFailureOfRunThreads() {
         JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(4,
                 CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30)), comm -> {
                     if (comm.rank() == 1) {

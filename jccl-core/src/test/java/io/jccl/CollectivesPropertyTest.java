@@ -103,7 +103,8 @@ class CollectivesPropertyTest {
 
     private static void assertAll(List<RankHarness.Outcome<Boolean>> out, Case c) {
         for (int r = 0; r < out.size(); r++) {
-            assertNull(out.get(r).error, () -> "rank failed for " + c);
+            Throwable error = out.get(r).error;
+            assertNull(error, () -> "rank failed for " + c + ": " + error);
             int rank = r;
             assertTrue(out.get(r).value, () -> "rank " + rank + " differs from the reference for " + c);
         }
@@ -150,11 +151,13 @@ class CollectivesPropertyTest {
         assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(20), c.algorithm, comm -> {
             int r = comm.rank();
             int p = comm.size();
-            boolean ok = true;
+            List<String> differ = new ArrayList<>();
 
             Buf b = in.get(r).copyOf(0, in.get(r).count());
             comm.broadcast(tensor(b), c.root);
-            ok &= Bufs.bitEqual(b, in.get(c.root));
+            if (!Bufs.bitEqual(b, in.get(c.root))) {
+                differ.add("broadcast");
+            }
 
             List<Buf> blocks = new ArrayList<>();
             for (Buf x : in) {
@@ -162,24 +165,35 @@ class CollectivesPropertyTest {
             }
             Buf gathered = Buf.allocate(c.dtype, c.block * p);
             comm.allGather(tensor(blocks.get(r)), tensor(gathered));
-            ok &= Bufs.bitEqual(gathered, ReferenceModel.allGather(blocks));
+            if (!Bufs.bitEqual(gathered, ReferenceModel.allGather(blocks))) {
+                differ.add("allGather");
+            }
 
             Buf atRoot = Buf.allocate(c.dtype, c.block * p);
             comm.gather(tensor(blocks.get(r)), r == c.root ? tensor(atRoot) : null, c.root);
             if (r == c.root) {
-                ok &= Bufs.bitEqual(atRoot, ReferenceModel.allGather(blocks));
+                if (!Bufs.bitEqual(atRoot, ReferenceModel.allGather(blocks))) {
+                differ.add("gather");
+            }
             }
 
             Buf part = Buf.allocate(c.dtype, c.block);
             comm.scatter(r == c.root ? tensor(in.get(r)) : null, tensor(part), c.root);
-            ok &= Bufs.bitEqual(part, ReferenceModel.block(in.get(c.root), p, r));
+            if (!Bufs.bitEqual(part, ReferenceModel.block(in.get(c.root), p, r))) {
+                differ.add("scatter");
+            }
 
             Buf exchanged = Buf.allocate(c.dtype, c.block * p);
             comm.allToAll(tensor(in.get(r)), tensor(exchanged));
-            ok &= Bufs.bitEqual(exchanged, ReferenceModel.allToAll(in, r));
+            if (!Bufs.bitEqual(exchanged, ReferenceModel.allToAll(in, r))) {
+                differ.add("allToAll");
+            }
 
             comm.barrier();
-            return ok;
+            if (!differ.isEmpty()) {
+                throw new AssertionError("rank " + r + ": " + differ + " differ from the reference");
+            }
+            return true;
         }), c);
     }
 
