@@ -94,6 +94,17 @@ public final class ShmSegmentDescriptor {
 
     public static final int FIRST_FRAGMENT = 1;
     public static final int NEXT_FRAGMENT = 2;
+    /** Record type that fills a ring's area from a record that did not fit up to its end; skipped. */
+    public static final int PADDING = -1;
+
+    /** Bytes after a ring's records: the tail and head positions, 128 bytes each. */
+    public static final int RING_TRAILER_LENGTH = 256;
+    /** Offset of the tail position from the end of a ring's records. */
+    public static final int RING_TAIL_OFFSET = 0;
+    /** Offset of the head position from the end of a ring's records. */
+    public static final int RING_HEAD_OFFSET = 128;
+    /** Bytes of a record's header (length and type); records are aligned to as many bytes. */
+    public static final int RECORD_HEADER_LENGTH = 8;
 
     private ShmSegmentDescriptor() {
     }
