@@ -93,7 +93,10 @@ final class ShmSegment {
         }
     }
 
-    /** Removes segments in {@code dir} whose owner process is gone (a crashed earlier job). */
+    /**
+     * Removes segments in {@code dir} whose owner process is gone (a crashed earlier job), a zombie included (see
+     * {@link PeerWatch#isAlive}).
+     */
     static void removeStale(Path dir) {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "jccl-*.shm")) {
             for (Path f : files) {
