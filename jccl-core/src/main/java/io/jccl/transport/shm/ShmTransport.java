@@ -37,9 +37,10 @@ import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
  * <p>No background threads: a rank makes progress (drains every ring into its inbox) whenever it waits, whether
  * to receive or for space to send, so two ranks sending to each other through full rings cannot deadlock.
  * Waiting spins only while the ranks on this host do not outnumber its cores, then yields, then parks for up to
- * 1 ms at a time, so a rank that waits long for a late peer uses little CPU. A peer whose process has died is
- * noticed within about 100 ms (its pid is checked while waiting, {@link PeerWatch}) and named in the error.
- * Segments are removed on close, and segments of dead jobs in the same directory are removed at start.
+ * 1 ms at a time, so a rank that waits long for a late peer uses little CPU. A peer whose process has died (or is
+ * a zombie) is noticed within about 100 ms (its pid is checked while waiting, {@link PeerWatch}) and named in the
+ * error. Segments are removed on close and by a shutdown hook (SIGTERM), and segments of dead jobs in the same
+ * directory are removed at start.
  *
  * <p>Memory safety: segments are mapped with {@link java.nio.channels.FileChannel#map} and never unmapped
  * explicitly (the garbage collector releases a mapping once unreachable), and every access goes through a
@@ -80,6 +81,8 @@ public final class ShmTransport implements Transport {
      * waiting long for a late peer parks instead of yielding again at every slice.
      */
     private final ThreadLocal<WaitStrategy> receiveWaits;
+    /** Deletes the own segment at JVM exit (SIGTERM included) if close() did not; refers to the file only. */
+    private final Thread shutdownHook;
     private ShmArena arena;
     private volatile boolean closed;
 
@@ -96,6 +99,17 @@ public final class ShmTransport implements Transport {
         this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
             sendLocks[i] = new ReentrantLock();
+        }
+        this.shutdownHook = addShutdownHook(rank, file);
+    }
+
+    private static Thread addShutdownHook(int rank, Path file) {
+        Thread hook = new Thread(() -> ShmSegment.delete(file), "jccl-shm-cleanup-" + rank);
+        try {
+            Runtime.getRuntime().addShutdownHook(hook);
+            return hook;
+        } catch (IllegalStateException e) {
+            return null; // the JVM is exiting already
         }
     }
 
@@ -393,6 +407,13 @@ public final class ShmTransport implements Transport {
             }
         }
         ShmSegment.delete(file);
+        if (shutdownHook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(shutdownHook);
+            } catch (IllegalStateException e) {
+                // the JVM is shutting down: the hook runs (or ran) anyway, and deleting twice is harmless
+            }
+        }
     }
 
     /** The segment file of this rank (for tests and diagnostics). */
