@@ -57,7 +57,7 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * </pre>
  *
- * <p>Each ring ({@link ShmRing}) has one producer (the source rank, which maps this file) and one consumer (the
+ * <p>Each ring ({@code ShmRing}) has one producer (the source rank, which maps this file) and one consumer (the
  * owner). Its records fill a power-of-two area of {@code capacity} bytes, followed by a trailer of
  * {@link #RING_TRAILER_LENGTH} bytes that holds the two positions, each on its own 128-byte line (a pair of cache
  * lines, so that the adjacent-line prefetcher does not make producer and consumer share one):
@@ -82,7 +82,7 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |   type: FIRST_FRAGMENT, NEXT_FRAGMENT, or PADDING (-1)        |  4
  * +---------------------------------------------------------------+
- * |   message: record length - 8 bytes, then zero to 8 bytes      |  8
+ * |   message: record length - 8 bytes; unused up to 8-aligned    |  8
  * +---------------------------------------------------------------+
  * </pre>
  *
@@ -92,7 +92,7 @@ package io.jccl.transport.shm;
  * reads the tail with an acquire load, reads every record up to it, and then releases the space with a release
  * store of the head. A record never wraps: when one does not fit before the end of the area, the producer fills
  * the rest with a {@link #PADDING} record (which the consumer skips) and writes the record at index 0. A message
- * is at most {@code capacity / 8} bytes ({@link ShmRing#maxMessageLength()}).
+ * is at most {@code capacity / 8} bytes ({@code ShmRing.maxMessageLength()}).
  *
  * <p>A message in a ring is a fragment of a frame: type {@link #FIRST_FRAGMENT} starts with the frame header of
  * {@link io.jccl.transport.FrameDescriptor} followed by payload bytes; {@link #NEXT_FRAGMENT} carries more payload

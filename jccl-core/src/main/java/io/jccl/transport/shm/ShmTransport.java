@@ -30,7 +30,7 @@ import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
 
 /**
  * Ranks that are processes on one host, through memory-mapped files: every rank owns a segment holding one
- * single-producer single-consumer ring ({@link ShmRing}) per source rank, laid out by {@link ShmSegmentDescriptor}.
+ * single-producer single-consumer ring ({@code ShmRing}) per source rank, laid out by {@link ShmSegmentDescriptor}.
  * A frame is written into the destination's ring in fragments of at most the ring's maximum message length,
  * straight from the source array; the owner reassembles frames into its {@link Inbox}.
  *
@@ -38,7 +38,7 @@ import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
  * to receive or for space to send, so two ranks sending to each other through full rings cannot deadlock.
  * Waiting spins only while the ranks on this host do not outnumber its cores, then yields, then parks for up to
  * 1 ms at a time, so a rank that waits long for a late peer uses little CPU. A peer whose process has died (or is
- * a zombie) is noticed within about 100 ms (its pid is checked while waiting, {@link PeerWatch}) and named in the
+ * a zombie) is noticed within about 100 ms (its pid is checked while waiting, {@code PeerWatch}) and named in the
  * error. Segments are removed on close and by a shutdown hook (SIGTERM), and segments of dead jobs in the same
  * directory are removed at start.
  *
