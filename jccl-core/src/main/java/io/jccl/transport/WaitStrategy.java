@@ -1,7 +1,5 @@
 package io.jccl.transport;
 
-import org.agrona.concurrent.IdleStrategy;
-
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -11,7 +9,7 @@ import java.util.concurrent.locks.LockSupport;
  * for {@link #PARK_NANOS} at a time, so that a rank waiting long for a late peer uses almost no CPU. Linux's timer
  * slack makes any park cost about 50 us, which is why yielding comes first. Not thread-safe: one per wait.
  */
-public final class WaitStrategy implements IdleStrategy {
+public final class WaitStrategy {
     /** How long a wait yields before it parks. */
     static final long YIELD_NANOS = 20_000_000L;
     static final long PARK_NANOS = 1_000_000L;
@@ -44,7 +42,7 @@ public final class WaitStrategy implements IdleStrategy {
         return v == null || v.isBlank() ? 0 : Integer.parseInt(v.trim());
     }
 
-    @Override
+    /** Resets after work ({@code workCount > 0}), else waits one turn. */
     public void idle(int workCount) {
         if (workCount > 0) {
             reset();
@@ -53,7 +51,7 @@ public final class WaitStrategy implements IdleStrategy {
         }
     }
 
-    @Override
+    /** Waits one turn: a spin, a yield or a park, by how long this wait has lasted. */
     public void idle() {
         if (spins < maxSpins) {
             spins++;
@@ -71,14 +69,9 @@ public final class WaitStrategy implements IdleStrategy {
         }
     }
 
-    @Override
+    /** Starts over: the next wait spins first again. */
     public void reset() {
         spins = 0;
         yieldingSince = 0;
-    }
-
-    @Override
-    public String alias() {
-        return "jccl-spin-yield-park";
     }
 }

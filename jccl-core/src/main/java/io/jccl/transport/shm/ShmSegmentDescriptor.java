@@ -1,9 +1,7 @@
 package io.jccl.transport.shm;
 
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
-
 /**
- * Byte layout of a rank's shared-memory segment, version 2: the file {@code jccl-<job>-<rank>.shm} (under
+ * Byte layout of a rank's shared-memory segment, version 3: the file {@code jccl-<job>-<rank>.shm} (under
  * {@code /dev/shm} by default) that holds every ring into that rank and the rank's part of the
  * {@link io.jccl.transport.SharedArena} (control block and two exchange buffers). Native byte order.
  *
@@ -13,7 +11,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * +---------------------------------------------------------------+
  * |                   magic 0x4A435348 "JCSH"                     |  0
  * +---------------------------------------------------------------+
- * |                         version (1)                           |  4
+ * |                         version (3)                           |  4
  * +---------------------------------------------------------------+
  * |                         world size                            |  8
  * +---------------------------------------------------------------+
@@ -21,7 +19,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * +---------------------------------------------------------------+
  * |                   ring capacity (power of 2)                  | 16
  * +---------------------------------------------------------------+
- * |              ring stride (capacity + trailer, 4 KiB)          | 20
+ * |        ring stride (capacity + trailer, rounded to 4 KiB)     | 20
  * +---------------------------------------------------------------+
  * |                          owner pid                            | 24
  * |                                                               |
@@ -29,7 +27,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * |                            job id                             | 32
  * |                                                               |
  * +---------------------------------------------------------------+
- * |                 ready (written last, ordered)                 | 40
+ * |                 ready (written last, release)                 | 40
  * +---------------------------------------------------------------+
  * |               exchange buffer bytes (multiple of 4 KiB)       | 44
  * +---------------------------------------------------------------+
@@ -37,16 +35,16 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * +---------------------------------------------------------------+
  * |                    zero up to CONTROL_OFFSET                  |
  * +---------------------------------------------------------------+
- * |   control block: counter ARRIVED (64-bit, ordered)  + pad     | 1024  (CONTROL_OFFSET)
- * |                  counter REDUCED (64-bit, ordered)  + pad     | 1088  (one 64-byte line each)
- * |                  counter LEFT    (64-bit, ordered)  + pad     | 1152
+ * |   control block: counter ARRIVED (64-bit, release)  + pad     | 1024  (CONTROL_OFFSET)
+ * |                  counter REDUCED (64-bit, release)  + pad     | 1088  (one 64-byte line each)
+ * |                  counter LEFT    (64-bit, release)  + pad     | 1152
  * |                  exposed offset  (64-bit)           + pad     | 1216  (into the registered region)
  * |                  signature, half 0: a 48-byte frame header    | 1280
  * |                  signature, half 1: a 48-byte frame header    | 1344
  * +---------------------------------------------------------------+
  * |                    zero up to HEADER_LENGTH                   |
  * +---------------------------------------------------------------+
- * |   ring from rank 0: Agrona OneToOneRingBuffer, stride bytes   | HEADER_LENGTH
+ * |   ring from rank 0: a ShmRing (below), stride bytes           | HEADER_LENGTH
  * +---------------------------------------------------------------+
  * |   ring from rank 1 ...            (the owner's own is unused) |
  * +---------------------------------------------------------------+
@@ -59,22 +57,58 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * +---------------------------------------------------------------+
  * </pre>
  *
- * <p>Each ring has one producer (the source rank, which maps this file) and one consumer (the owner). A message
- * in a ring is a fragment of a frame: type {@link #FIRST_FRAGMENT} starts with the frame header of
+ * <p>Each ring ({@code ShmRing}) has one producer (the source rank, which maps this file) and one consumer (the
+ * owner). Its records fill a power-of-two area of {@code capacity} bytes, followed by a trailer of
+ * {@link #RING_TRAILER_LENGTH} bytes that holds the two positions, each on its own 128-byte line (a pair of cache
+ * lines, so that the adjacent-line prefetcher does not make producer and consumer share one):
+ *
+ * <pre>
+ *  ring, at ringOffset(source, capacity):
+ * +---------------------------------------------------------------+
+ * |   records: capacity bytes, each record 8-byte aligned         | 0
+ * +---------------------------------------------------------------+
+ * |   tail position (64-bit; producer, release store)  + pad      | capacity      (RING_TAIL_OFFSET)
+ * +---------------------------------------------------------------+
+ * |   head position (64-bit; consumer, release store)  + pad      | capacity + 128 (RING_HEAD_OFFSET)
+ * +---------------------------------------------------------------+
+ * |   zero up to the stride                                       |
+ * +---------------------------------------------------------------+
+ *
+ *  record, at index = position &amp; (capacity - 1):
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+
+ * |          record length: 8 + message length (bytes)            |  0
+ * +---------------------------------------------------------------+
+ * |   type: FIRST_FRAGMENT, NEXT_FRAGMENT, or PADDING (-1)        |  4
+ * +---------------------------------------------------------------+
+ * |   message: record length - 8 bytes; unused up to 8-aligned    |  8
+ * +---------------------------------------------------------------+
+ * </pre>
+ *
+ * <p>Positions count bytes from the ring's start and only grow; {@code tail - head} is the number of bytes in
+ * use, at most {@code capacity}. The producer writes a record (header and message) at its tail with plain stores,
+ * then publishes it by a release store of the tail advanced by the record's length rounded up to 8; the consumer
+ * reads the tail with an acquire load, reads every record up to it, and then releases the space with a release
+ * store of the head. A record never wraps: when one does not fit before the end of the area, the producer fills
+ * the rest with a {@link #PADDING} record (which the consumer skips) and writes the record at index 0. A message
+ * is at most {@code capacity / 8} bytes ({@code ShmRing.maxMessageLength()}).
+ *
+ * <p>A message in a ring is a fragment of a frame: type {@link #FIRST_FRAGMENT} starts with the frame header of
  * {@link io.jccl.transport.FrameDescriptor} followed by payload bytes; {@link #NEXT_FRAGMENT} carries more payload
  * bytes of the same frame. Invariant: a source writes only the ring at its own index, and the owner sets
  * {@code ready} only after the whole header is written, so a source that sees {@code ready == 1} may write.
  *
  * <p>The control block and the exchange buffers are written only by the owner and read by every peer: the owner
- * fills a buffer and its signature slot, then publishes a counter with an ordered store; a peer reads the
- * counter with a volatile load before it reads the buffer. Counters only grow (see
+ * fills a buffer and its signature slot, then publishes a counter with a release store; a peer reads the
+ * counter with an acquire load before it reads the buffer. Counters only grow (see
  * {@link io.jccl.transport.SharedArena}). For a collective on a registered buffer the owner writes the buffer's
  * offset in its registered region to "exposed offset" before it publishes ARRIVED, and peers read that buffer in
  * place.
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -94,13 +128,24 @@ public final class ShmSegmentDescriptor {
 
     public static final int FIRST_FRAGMENT = 1;
     public static final int NEXT_FRAGMENT = 2;
+    /** Record type that fills a ring's area from a record that did not fit up to its end; skipped. */
+    public static final int PADDING = -1;
+
+    /** Bytes after a ring's records: the tail and head positions, 128 bytes each. */
+    public static final int RING_TRAILER_LENGTH = 256;
+    /** Offset of the tail position from the end of a ring's records. */
+    public static final int RING_TAIL_OFFSET = 0;
+    /** Offset of the head position from the end of a ring's records. */
+    public static final int RING_HEAD_OFFSET = 128;
+    /** Bytes of a record's header (length and type); records are aligned to as many bytes. */
+    public static final int RECORD_HEADER_LENGTH = 8;
 
     private ShmSegmentDescriptor() {
     }
 
-    /** Bytes between consecutive rings: capacity plus Agrona's trailer, rounded up to 4 KiB. */
+    /** Bytes between consecutive rings: capacity plus the trailer, rounded up to 4 KiB. */
     public static int ringStride(int capacity) {
-        int raw = capacity + RingBufferDescriptor.TRAILER_LENGTH;
+        int raw = capacity + RING_TRAILER_LENGTH;
         return (raw + 4095) & ~4095;
     }
 

@@ -1,0 +1,120 @@
+package io.jccl.transport.shm;
+
+import io.jccl.transport.Frame;
+import io.jccl.transport.Inbox;
+import io.jccl.transport.PeerLostException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+
+/**
+ * The liveness of the peers of one rank: their pids, checked at most every {@link #CHECK_NANOS} while the rank
+ * waits. A peer whose process is gone (or a zombie: killed, not yet reaped) is reported to every communicator
+ * through the inbox, and its segment, which its owner cannot remove any more, is deleted.
+ */
+final class PeerWatch {
+    private static final Logger LOG = LoggerFactory.getLogger(PeerWatch.class);
+    static final long CHECK_NANOS = 100_000_000L;
+    private static final boolean PROC = Files.isReadable(Path.of("/proc/self/stat"));
+
+    private final int rank;
+    private final Inbox inbox;
+    /** By rank: the pid, or -1 for this rank, for a peer that left cleanly and for one already reported dead. */
+    private final long[] pids;
+    private final Path[] files;
+    private long lastCheck;
+
+    PeerWatch(int rank, int size, Inbox inbox) {
+        this.rank = rank;
+        this.inbox = inbox;
+        this.pids = new long[size];
+        this.files = new Path[size];
+        java.util.Arrays.fill(pids, -1);
+    }
+
+    void watch(int peer, long pid, Path file) {
+        files[peer] = file;
+        pids[peer] = pid;
+    }
+
+    /** {@code peer} left cleanly (it said goodbye): its process may exit now without that being a failure. */
+    void departed(int peer) {
+        pids[peer] = -1;
+    }
+
+    /**
+     * Whether process {@code pid} runs: on Linux from {@code /proc/<pid>/stat}, where a zombie (state Z) or a dead
+     * task (X) counts as gone, although {@link ProcessHandle#isAlive()} says alive until its parent reaps it;
+     * elsewhere (or when {@code /proc} cannot tell) from {@link ProcessHandle}.
+     */
+    static boolean isAlive(long pid) {
+        if (pid <= 0) {
+            return false;
+        }
+        if (PROC) {
+            try {
+                char state = state(new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "stat")),
+                        StandardCharsets.ISO_8859_1));
+                if (state != 0) {
+                    return state != 'Z' && state != 'X' && state != 'x'; // x: dead, on kernels 2.6.33 to 3.13
+                }
+            } catch (NoSuchFileException e) {
+                return false;
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("cannot read the state of pid {} from /proc: {}", pid, e.toString());
+            }
+        }
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    /**
+     * The state letter of a {@code /proc/<pid>/stat} line ({@code "pid (comm) state ppid ..."}), or 0 if there is
+     * none: comm may hold spaces and parentheses, so the state is what follows the last ')'.
+     */
+    static char state(String stat) {
+        int close = stat.lastIndexOf(')');
+        if (close < 0) {
+            return 0;
+        }
+        String rest = stat.substring(close + 1).trim();
+        return rest.isEmpty() ? 0 : rest.charAt(0);
+    }
+
+    /**
+     * Every ~100 ms: a peer whose process is gone is reported to every communicator; returns the lowest such rank
+     * found by this call, or -1.
+     *
+     * @throws PeerLostException if {@code doing} is a send and {@code peer}, the destination, is gone
+     */
+    int check(int peer, String doing) {
+        long now = System.nanoTime();
+        if (now - lastCheck < CHECK_NANOS) {
+            return -1;
+        }
+        int dead = -1;
+        lastCheck = now;
+        for (int p = 0; p < pids.length; p++) {
+            long pid = pids[p];
+            if (p == rank || pid <= 0) {
+                continue;
+            }
+            if (!isAlive(pid)) {
+                pids[p] = -1;
+                ShmSegment.delete(files[p]); // its owner cannot remove it any more
+                inbox.peerLost(Frame.peerGone(p, "rank " + p + " (pid " + pid + ") died: its process is gone "
+                        + "(noticed while " + doing + (peer >= 0 ? " rank " + peer : "") + ")"));
+                dead = dead < 0 ? p : dead;
+                if (doing.startsWith("sending") && p == peer) {
+                    throw new PeerLostException(p, "rank " + p + " (pid " + pid + ") died: its process is gone "
+                            + "(noticed while sending to it)", null);
+                }
+            }
+        }
+        return dead;
+    }
+}

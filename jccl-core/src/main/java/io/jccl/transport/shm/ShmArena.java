@@ -1,0 +1,306 @@
+package io.jccl.transport.shm;
+
+import io.jccl.DataType;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+import io.jccl.core.Buf;
+import io.jccl.reduce.Reductions;
+import io.jccl.transport.AbstractArena;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameFormatException;
+import io.jccl.transport.FrameHeader;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
+
+/**
+ * The {@link io.jccl.transport.SharedArena} of ranks that are processes on one host: this rank's view of the
+ * exchange buffers, control blocks and registered regions of every segment (see {@link ShmSegmentDescriptor}).
+ * Counters are read and written through a {@link VarHandle} view of the mapped buffers (release stores, acquire
+ * loads); data moves between Java arrays and the mappings with bulk typed copies. A float or double sum reads
+ * straight out of the mapping; other reductions copy a peer's data in chunks into a small Java array and reduce
+ * from there (the reduction kernels are vectorised on arrays). No raw addresses: every access goes through a
+ * {@link ByteBuffer}, so a call still running when its transport is closed fails cleanly instead of touching
+ * unmapped memory (mappings are never unmapped explicitly).
+ */
+final class ShmArena extends AbstractArena {
+    private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class,
+            ByteOrder.nativeOrder());
+    private static final int CHUNK_BYTES = 32 << 10;
+    /** Copies go in pieces of at most 1 MiB, so that a long copy does not hold off safepoints. */
+    private static final int COPY_PIECE = 1 << 20;
+
+    private final ShmTransport transport;
+    private final int arenaBytes;
+    private final int registeredBytes;
+    private final int base;
+    private final int registeredBase;
+    /** By rank: its whole segment, native byte order; only absolute accesses, duplicates and slices. */
+    private final ByteBuffer[] memory;
+    private final Object[] chunks = new Object[DataType.values().length];
+    private final ReentrantLock lock = new ReentrantLock();
+    /**
+     * The tensors {@link #allocate} handed out, with their offsets in the registered region. Keyed by identity
+     * (a tensor is equal only to itself; the entry checks it too), weakly: a tensor the caller dropped goes.
+     */
+    private final Map<Tensor, Registered> registered = new WeakHashMap<>();
+    private long nextFree;
+
+    private static final class Registered {
+        final WeakReference<Tensor> tensor;
+        final long offset;
+
+        Registered(Tensor tensor, long offset) {
+            this.tensor = new WeakReference<>(tensor);
+            this.offset = offset;
+        }
+    }
+
+    /** {@code segments[r]}: rank r's segment; this rank's own among them. */
+    ShmArena(ShmTransport transport, ByteBuffer[] segments, int ringBytes, int arenaBytes, int registeredBytes) {
+        super(transport.rank(), transport.size(), transport.size());
+        this.transport = transport;
+        this.arenaBytes = arenaBytes;
+        this.registeredBytes = registeredBytes;
+        this.base = Math.toIntExact(arenaOffset(size(), ringBytes));
+        this.registeredBase = Math.toIntExact(registeredOffset(size(), ringBytes, arenaBytes));
+        this.memory = new ByteBuffer[segments.length];
+        for (int r = 0; r < segments.length; r++) {
+            memory[r] = segments[r].duplicate().order(ByteOrder.nativeOrder());
+        }
+    }
+
+    @Override
+    public int bufferBytes() {
+        return arenaBytes;
+    }
+
+    @Override
+    public void enter() {
+        lock.lock();
+        if (transport.isClosed()) {
+            lock.unlock();
+            throw transport.closedException();
+        }
+    }
+
+    @Override
+    public void exit() {
+        lock.unlock();
+    }
+
+    private void ensureOpen() {
+        if (transport.isClosed()) {
+            throw transport.closedException();
+        }
+    }
+
+    /**
+     * The offset in rank r's segment of element {@code at} of its exchange buffer {@code half} (or exposed
+     * buffer), after checking that {@code n} elements from there lie inside it.
+     */
+    private int offset(int r, int half, int at, int n, DataType dt) {
+        ensureOpen();
+        long start;
+        long end;
+        if (half == EXPOSED) {
+            long exposed = memory[r].getLong(exposedOffsetOffset()); // written by r: trust nothing
+            start = exposed < 0 || exposed > registeredBytes ? -1 : registeredBase + exposed;
+            end = (long) registeredBase + registeredBytes;
+        } else {
+            start = half == 0 || half == 1 ? base + (long) half * arenaBytes : -1;
+            end = start + arenaBytes;
+        }
+        long from = start + (long) at * dt.sizeBytes();
+        if (start < 0 || at < 0 || n < 0 || from + (long) n * dt.sizeBytes() > end) {
+            throw new IndexOutOfBoundsException("shared buffer range out of bounds: rank=" + r + ", half=" + half
+                    + ", at=" + at + ", count=" + n);
+        }
+        return (int) from;
+    }
+
+    /** {@code bytes} of rank r's segment from {@code offset}, in native byte order. */
+    private ByteBuffer view(int r, int offset, int bytes) {
+        return memory[r].slice(offset, bytes).order(ByteOrder.nativeOrder());
+    }
+
+    @Override
+    public Tensor allocate(DataType dtype, int count) {
+        ensureOpen();
+        long bytes = (long) count * dtype.sizeBytes();
+        synchronized (registered) {
+            long at = (nextFree + 63) & ~63L;
+            if (count < 0 || at + bytes > registeredBytes) {
+                throw new IllegalArgumentException("rank " + rank() + ": the registered region (" + registeredBytes
+                        + " bytes, " + ShmTransport.REGISTERED_ENV + ") has no room for " + bytes + " more bytes ("
+                        + at + " in use)");
+            }
+            nextFree = at + bytes;
+            Tensor t = Tensor.of(view(rank(), (int) (registeredBase + at), (int) bytes), dtype);
+            registered.put(t, new Registered(t, at));
+            return t;
+        }
+    }
+
+    /**
+     * True for a tensor that {@link #allocate} returned (the very object): a tensor made anew over the same memory
+     * is not recognised (this arena knows no addresses), and is then copied like any other.
+     */
+    @Override
+    public boolean exposeRegistered(Tensor t) {
+        ensureOpen();
+        Registered e;
+        synchronized (registered) {
+            e = registered.get(t);
+        }
+        if (e == null || e.tensor.get() != t) {
+            return false;
+        }
+        memory[rank()].putLong(exposedOffsetOffset(), e.offset);
+        return true;
+    }
+
+    @Override
+    public void copyExposed(int r, int at, int n, DataType dtype) {
+        int from = offset(r, EXPOSED, at, n, dtype);
+        int to = offset(rank(), EXPOSED, at, n, dtype);
+        int bytes = n * dtype.sizeBytes();
+        for (int done = 0; done < bytes; done += COPY_PIECE) {
+            int m = Math.min(COPY_PIECE, bytes - done);
+            view(rank(), to + done, m).put(view(r, from + done, m));
+        }
+    }
+
+    @Override
+    public boolean canExpose() {
+        return false; // a peer process cannot read this process's heap
+    }
+
+    @Override
+    public void expose(Buf b) {
+        throw new IllegalStateException("rank " + rank() + ": processes cannot read each other's heap (canExpose() "
+                + "is false)");
+    }
+
+    @Override
+    public void put(int half, int at, Buf src) {
+        DataType dt = src.dtype();
+        int to = offset(rank(), half, at, src.count(), dt);
+        int piece = COPY_PIECE / dt.sizeBytes();
+        for (int done = 0; done < src.count(); done += piece) {
+            int m = Math.min(piece, src.count() - done);
+            new Buf(dt, src.array(), src.offset() + done, m).writeTo(view(rank(), to + done * dt.sizeBytes(),
+                    m * dt.sizeBytes()));
+        }
+    }
+
+    @Override
+    public void get(int r, int half, int at, Buf dst) {
+        DataType dt = dst.dtype();
+        int from = offset(r, half, at, dst.count(), dt);
+        int piece = COPY_PIECE / dt.sizeBytes();
+        for (int done = 0; done < dst.count(); done += piece) {
+            int m = Math.min(piece, dst.count() - done);
+            new Buf(dt, dst.array(), dst.offset() + done, m).readFrom(view(r, from + done * dt.sizeBytes(),
+                    m * dt.sizeBytes()));
+        }
+    }
+
+    @Override
+    public void reduce(int r, int half, int at, Buf acc, ReduceOp op) {
+        DataType dt = acc.dtype();
+        if ((op == ReduceOp.SUM || op == ReduceOp.AVG) && (dt == DataType.FLOAT32 || dt == DataType.FLOAT64)) {
+            // the common case, summed straight out of the mapping: half the memory traffic of copy-then-add
+            ByteBuffer v = view(r, offset(r, half, at, acc.count(), dt), acc.count() * dt.sizeBytes());
+            if (dt == DataType.FLOAT32) {
+                sumFloats((float[]) acc.array(), acc.offset(), acc.count(), v.asFloatBuffer());
+            } else {
+                sumDoubles((double[]) acc.array(), acc.offset(), acc.count(), v.asDoubleBuffer());
+            }
+            return;
+        }
+        int chunk = CHUNK_BYTES / dt.sizeBytes();
+        Object tmp = chunks[dt.ordinal()];
+        if (tmp == null) {
+            tmp = dt.newArray(chunk);
+            chunks[dt.ordinal()] = tmp;
+        }
+        for (int done = 0; done < acc.count(); done += chunk) {
+            int n = Math.min(chunk, acc.count() - done);
+            get(r, half, at + done, new Buf(dt, tmp, 0, n));
+            Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp, 0, n);
+        }
+    }
+
+    private static void sumFloats(float[] acc, int offset, int n, FloatBuffer src) {
+        for (int i = 0; i < n; i++) {
+            acc[offset + i] += src.get(i);
+        }
+    }
+
+    private static void sumDoubles(double[] acc, int offset, int n, DoubleBuffer src) {
+        for (int i = 0; i < n; i++) {
+            acc[offset + i] += src.get(i);
+        }
+    }
+
+    @Override
+    public boolean sameSignature(int r, int half) {
+        ensureOpen();
+        int at = signatureOffset(half);
+        ByteBuffer mine = memory[rank()];
+        ByteBuffer theirs = memory[r];
+        // the raw bytes of every field but the source (bytes 8-11)
+        return mine.getLong(at) == theirs.getLong(at)
+                && mine.getInt(at + FrameDescriptor.ROOT_OFFSET) == theirs.getInt(at + FrameDescriptor.ROOT_OFFSET)
+                && mine.getLong(at + 16) == theirs.getLong(at + 16) && mine.getLong(at + 24) == theirs.getLong(at + 24)
+                && mine.getLong(at + 32) == theirs.getLong(at + 32) && mine.getLong(at + 40) == theirs.getLong(at + 40);
+    }
+
+    @Override
+    public void putSignature(int half, FrameHeader signature) {
+        ensureOpen();
+        ByteBuffer w = memory[rank()].duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        w.position(signatureOffset(half));
+        FrameDescriptor.encode(signature, w);
+    }
+
+    @Override
+    public FrameHeader signature(int r, int half) {
+        ensureOpen();
+        ByteBuffer w = memory[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        w.limit(signatureOffset(half) + FrameDescriptor.HEADER_LENGTH).position(signatureOffset(half));
+        try {
+            return FrameDescriptor.decode(w);
+        } catch (FrameFormatException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void publish(int which, long value) {
+        ensureOpen();
+        LONGS.setRelease(memory[rank()], counterOffset(which), value);
+    }
+
+    @Override
+    public long counter(int r, int which) {
+        ensureOpen();
+        return (long) LONGS.getAcquire(memory[r], counterOffset(which));
+    }
+
+    @Override
+    protected void checkPeers() {
+        transport.checkPeersFromArena();
+    }
+}

@@ -1,0 +1,128 @@
+package io.jccl.transport.shm;
+
+import io.jccl.DataType;
+import io.jccl.core.Buf;
+import io.jccl.transport.ArrayPool;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameFormatException;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.Inbox;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static io.jccl.transport.shm.ShmSegmentDescriptor.FIRST_FRAGMENT;
+
+/**
+ * The receiving side of a {@link ShmTransport}: the rings into this rank's segment, drained by whichever thread
+ * of the rank waits, with the fragments of each source reassembled into frames for the {@link Inbox}.
+ */
+final class ShmDrain {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmDrain.class);
+
+    private final int rank;
+    private final Inbox inbox;
+    private final ArrayPool pool;
+    private final PeerWatch watch;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** By source: the ring into this rank's segment; null for this rank and for a ring found corrupt. */
+    private final ShmRing[] rings;
+    private final ShmRing.Handler[] handlers;
+    private final Reassembly[] partial;
+
+    /** A frame from one source being reassembled from its fragments. */
+    private static final class Reassembly {
+        FrameHeader header;
+        DataType dtype;
+        Object array;
+        int filled;
+    }
+
+    ShmDrain(int rank, int size, Inbox inbox, ArrayPool pool, PeerWatch watch) {
+        this.rank = rank;
+        this.inbox = inbox;
+        this.pool = pool;
+        this.watch = watch;
+        this.rings = new ShmRing[size];
+        this.handlers = new ShmRing.Handler[size];
+        this.partial = new Reassembly[size];
+        for (int i = 0; i < size; i++) {
+            int src = i;
+            partial[i] = new Reassembly();
+            handlers[i] = (type, message) -> onFragment(src, type, message);
+        }
+    }
+
+    void attach(int src, ShmRing ring) {
+        lock.lock();
+        try {
+            rings[src] = ring;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Moves every complete fragment waiting in the rings into the inbox; nothing if another thread is at it. */
+    void drain() {
+        if (!lock.tryLock()) {
+            return;
+        }
+        try {
+            for (int src = 0; src < rings.length; src++) {
+                ShmRing ring = rings[src];
+                if (ring == null) {
+                    continue;
+                }
+                try {
+                    ring.read(handlers[src]);
+                } catch (FrameFormatException e) {
+                    LOG.error("rank {}: corrupt ring from rank {}: {}", rank, src, e.getMessage());
+                    rings[src] = null; // nothing after an impossible record can be trusted
+                    inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from rank " + src
+                            + ": " + e.getMessage()));
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void onFragment(int src, int type, ByteBuffer bb) {
+        Reassembly r = partial[src];
+        try {
+            if (type == FIRST_FRAGMENT) {
+                FrameHeader h = FrameDescriptor.decode(bb);
+                if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
+                    watch.departed(src); // it left cleanly: its process may exit now without that being a failure
+                    inbox.peerClosed(src, Frame.departed(src));
+                    return;
+                }
+                r.header = h;
+                r.dtype = DataType.fromId(h.dtype());
+                r.array = pool.take(r.dtype, h.payloadCount());
+                r.filled = 0;
+            } else if (r.header == null) {
+                throw new FrameFormatException("a continuation fragment with no frame started");
+            }
+            int m = bb.remaining() / r.dtype.sizeBytes();
+            if (r.filled + m > r.header.payloadCount()) {
+                throw new FrameFormatException("fragments exceed the announced payload count "
+                        + r.header.payloadCount());
+            }
+            new Buf(r.dtype, r.array, r.filled, m).readFrom(bb);
+            r.filled += m;
+            if (r.filled == r.header.payloadCount()) {
+                inbox.deliver(src, new Frame(r.header, r.array));
+                r.header = null;
+                r.array = null;
+            }
+        } catch (FrameFormatException | IllegalArgumentException e) {
+            LOG.error("rank {}: corrupt frame in the ring from rank {}: {}", rank, src, e.getMessage());
+            inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from rank " + src + ": "
+                    + e.getMessage()));
+        }
+    }
+}

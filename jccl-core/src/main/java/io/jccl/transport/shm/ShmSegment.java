@@ -1,0 +1,125 @@
+package io.jccl.transport.shm;
+
+import io.jccl.JcclException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
+
+/**
+ * The life of segment files (see {@link ShmSegmentDescriptor}): creating and mapping a rank's own, mapping and
+ * validating a peer's, deleting, and removing those of jobs that are gone. Files are mapped with
+ * {@link FileChannel#map} and never unmapped explicitly: a mapping is released by the garbage collector once no
+ * buffer refers to it, so no thread can ever touch memory that was unmapped under it.
+ */
+final class ShmSegment {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmSegment.class);
+    private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+    private ShmSegment() {
+    }
+
+    /** Creates {@code file} of {@code length} bytes (sparse, zero) and maps it, in native byte order. */
+    static MappedByteBuffer create(int rank, Path file, long length) {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, length); // grows the file to length
+            m.order(ByteOrder.nativeOrder());
+            return m;
+        } catch (IOException | RuntimeException e) {
+            delete(file);
+            throw new JcclException("rank " + rank + ": cannot create the shared-memory segment " + file + " ("
+                    + length + " bytes): " + e.getMessage(), e);
+        }
+    }
+
+    /** Fills in the header of a rank's own segment and marks it ready (a release store, last). */
+    static void writeHeader(ByteBuffer own, int rank, int size, int ringBytes, int arenaBytes, int registeredBytes,
+                            long pid, long job) {
+        own.putInt(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(WORLD_SIZE_OFFSET, size)
+                .putInt(OWNER_RANK_OFFSET, rank).putInt(RING_CAPACITY_OFFSET, ringBytes)
+                .putInt(RING_STRIDE_OFFSET, ringStride(ringBytes)).putLong(OWNER_PID_OFFSET, pid)
+                .putLong(JOB_ID_OFFSET, job).putInt(ARENA_BYTES_OFFSET, arenaBytes)
+                .putInt(REGISTERED_BYTES_OFFSET, registeredBytes);
+        INTS.setRelease(own, READY_OFFSET, 1);
+    }
+
+    /**
+     * Maps the segment {@code file} of rank {@code owner} and checks that it is a ready segment of this layout
+     * version with the same geometry.
+     */
+    static MappedByteBuffer openPeer(int rank, int owner, Path file, int size, int ringBytes, int arenaBytes,
+                                     int registeredBytes) {
+        MappedByteBuffer m;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+        } catch (IOException | RuntimeException e) {
+            throw new JcclException("rank " + rank + ": cannot map the shared-memory segment " + file + " of rank "
+                    + owner + ": " + e, e);
+        }
+        m.order(ByteOrder.nativeOrder());
+        long length = segmentLength(size, ringBytes, arenaBytes, registeredBytes);
+        if (m.capacity() != length || m.getInt(MAGIC_OFFSET) != MAGIC || m.getInt(VERSION_OFFSET) != VERSION
+                || (int) INTS.getAcquire(m, READY_OFFSET) != 1
+                || m.getInt(RING_CAPACITY_OFFSET) != ringBytes || m.getInt(WORLD_SIZE_OFFSET) != size
+                || m.getInt(ARENA_BYTES_OFFSET) != arenaBytes
+                || m.getInt(REGISTERED_BYTES_OFFSET) != registeredBytes) {
+            throw new JcclException("rank " + rank + ": the segment " + file + " of rank " + owner
+                    + " is not a version " + VERSION + " jccl segment of this job", null);
+        }
+        return m;
+    }
+
+    /** Deletes {@code file} if it exists; false (and logged) if it cannot. */
+    static boolean delete(Path file) {
+        try {
+            Files.deleteIfExists(file);
+            return true;
+        } catch (IOException e) {
+            LOG.warn("cannot remove the shared-memory segment {}: {}", file, e.toString());
+            return false;
+        }
+    }
+
+    /**
+     * Removes segments in {@code dir} whose owner process is gone (a crashed earlier job), a zombie included (see
+     * {@link PeerWatch#isAlive}).
+     */
+    static void removeStale(Path dir) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "jccl-*.shm")) {
+            for (Path f : files) {
+                long pid = -1;
+                try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+                    if (ch.size() >= HEADER_LENGTH) {
+                        ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+                        ch.read(b, OWNER_PID_OFFSET);
+                        pid = b.getLong(0);
+                    }
+                } catch (IOException e) {
+                    continue;
+                }
+                if (pid <= 0 && Files.getLastModifiedTime(f).toMillis() > System.currentTimeMillis() - 60_000) {
+                    continue; // being created right now: its owner has not written its pid yet
+                }
+                if (!PeerWatch.isAlive(pid)) {
+                    LOG.info("removing the shared-memory segment {} of a job that is gone (pid {})", f, pid);
+                    Files.deleteIfExists(f);
+                }
+            }
+        } catch (IOException e) {
+            LOG.debug("cannot scan {} for stale segments: {}", dir, e.toString());
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.jccl.transport.shm;
+
+import io.jccl.transport.Frame;
+import io.jccl.transport.Inbox;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PeerWatchTest {
+
+    @Test
+    void theStateShouldFollowTheLastParenthesisOfTheCommand() {
+        assertEquals('S', PeerWatch.state("42 (sleep) S 1 42 42 0 -1"));
+        assertEquals('Z', PeerWatch.state("42 (a) R (b) Z 1 42 42 0 -1"), "a comm of 'a) R (b'");
+        assertEquals('R', PeerWatch.state("42 (java main) R 1"));
+        assertEquals(0, PeerWatch.state("garbage"));
+        assertEquals(0, PeerWatch.state("42 (x)"));
+    }
+
+    @Test
+    void theCurrentProcessShouldBeAliveAndAReapedOneDead() throws Exception {
+        assertTrue(PeerWatch.isAlive(ProcessHandle.current().pid()));
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        assertFalse(PeerWatch.isAlive(gone.pid()));
+        assertFalse(PeerWatch.isAlive(-1));
+    }
+
+    /** The pid of the first child of {@code parent} found in /proc, or -1. */
+    private static long childOf(long parent) throws IOException {
+        try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+            for (Path p : procs) {
+                String stat;
+                try {
+                    stat = new String(Files.readAllBytes(p.resolve("stat")), StandardCharsets.ISO_8859_1);
+                } catch (IOException e) {
+                    continue; // exited meanwhile
+                }
+                String[] rest = stat.substring(stat.lastIndexOf(')') + 1).trim().split(" ");
+                if (rest.length > 1 && Long.parseLong(rest[1]) == parent) {
+                    return Long.parseLong(p.getFileName().toString());
+                }
+            }
+        }
+        return -1;
+    }
+
+    private static char stateOf(long pid) throws IOException {
+        return PeerWatch.state(new String(Files.readAllBytes(Path.of("/proc/" + pid + "/stat")),
+                StandardCharsets.ISO_8859_1));
+    }
+
+    /** A zombie: {@code sleep 0.2} exits and its parent, the shell exec'ed into {@code sleep 30}, never reaps it. */
+    private static long[] zombie(Process parent) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() - deadline < 0) {
+            long child = childOf(parent.pid());
+            if (child > 0 && stateOf(child) == 'Z') {
+                return new long[] {parent.pid(), child};
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("no zombie appeared under pid " + parent.pid());
+    }
+
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void aZombieShouldCountAsDead(@TempDir Path dir) throws Exception {
+        Process parent = new ProcessBuilder("sh", "-c", "sleep 0.2 & exec sleep 30").start();
+        try {
+            long[] pids = zombie(parent);
+            // ProcessHandle says alive for a zombie (kill(pid, 0) succeeds): what let a killed rank go unnoticed
+            assertFalse(PeerWatch.isAlive(pids[1]), "zombie " + pids[1]);
+            assertTrue(PeerWatch.isAlive(pids[0]), "its parent " + pids[0]);
+
+            // a rank whose peer is that zombie reports it and removes its segment
+            Inbox inbox = new Inbox(3);
+            PeerWatch watch = new PeerWatch(0, 3, inbox);
+            Path segment = Files.createFile(dir.resolve("jccl-z-2.shm"));
+            watch.watch(1, pids[0], dir.resolve("jccl-z-1.shm"));
+            watch.watch(2, pids[1], segment);
+            Thread.sleep(PeerWatch.CHECK_NANOS / 1_000_000 + 10);
+            assertEquals(2, watch.check(2, "waiting for"));
+            assertFalse(Files.exists(segment));
+            Frame lost = inbox.pendingAbort(2, 0);
+            String reason = new String((byte[]) lost.payload(), StandardCharsets.UTF_8);
+            assertEquals("rank 2 (pid " + pids[1] + ") died: its process is gone (noticed while waiting for rank 2)",
+                    reason);
+        } finally {
+            parent.destroyForcibly().waitFor(); // the zombie goes to init, which reaps it
+        }
+    }
+
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void theSegmentOfAZombieShouldBeRemovedAsStale(@TempDir Path dir) throws Exception {
+        Process parent = new ProcessBuilder("sh", "-c", "sleep 0.2 & exec sleep 30").start();
+        try {
+            long[] pids = zombie(parent);
+            Path ofZombie = dir.resolve("jccl-zombie-0.shm");
+            Path ofParent = dir.resolve("jccl-parent-0.shm");
+            for (Path f : new Path[] {ofZombie, ofParent}) {
+                ByteBuffer b = ByteBuffer.allocate(ShmSegmentDescriptor.HEADER_LENGTH).order(ByteOrder.nativeOrder());
+                b.putInt(ShmSegmentDescriptor.MAGIC_OFFSET, ShmSegmentDescriptor.MAGIC);
+                b.putLong(ShmSegmentDescriptor.OWNER_PID_OFFSET, f == ofZombie ? pids[1] : pids[0]);
+                Files.write(f, b.array());
+            }
+            ShmTransport.removeStaleSegments(dir);
+            assertFalse(Files.exists(ofZombie));
+            assertTrue(Files.exists(ofParent));
+        } finally {
+            parent.destroyForcibly().waitFor();
+        }
+    }
+}

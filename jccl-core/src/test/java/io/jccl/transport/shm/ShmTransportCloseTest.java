@@ -1,0 +1,216 @@
+package io.jccl.transport.shm;
+
+import io.jccl.DataType;
+import io.jccl.JcclException;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+import io.jccl.core.Buf;
+import io.jccl.rendezvous.InMemoryStore;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.SharedArena;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Closing a transport while another thread of the same rank is inside a call: an exception, never a crash. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ShmTransportCloseTest {
+
+    private static ShmTransport[] connect(Path dir, int world) {
+        InMemoryStore store = new InMemoryStore();
+        @SuppressWarnings("unchecked")
+        CompletableFuture<ShmTransport>[] f = new CompletableFuture[world];
+        for (int r = 0; r < world; r++) {
+            int rank = r;
+            f[r] = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    f[rank].complete(ShmTransport.connect(rank, world, store, dir, 4096, 8192, 8192,
+                            Duration.ofSeconds(20)));
+                } catch (Throwable e) {
+                    f[rank].completeExceptionally(e);
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+        }
+        ShmTransport[] out = new ShmTransport[world];
+        for (int r = 0; r < world; r++) {
+            out[r] = f[r].join();
+        }
+        return out;
+    }
+
+    private static FrameHeader header(int source, int count) {
+        return header(FrameDescriptor.TYPE_DATA, source, count);
+    }
+
+    private static FrameHeader header(byte type, int source, int count) {
+        return new FrameHeader(type, 0, DataType.FLOAT32.id(), 0xFF, 0xFF, source, -1, 1, count, 0, count, 0);
+    }
+
+    private static void assertClosed(Executable e) {
+        JcclException x = assertThrows(JcclException.class, e);
+        assertTrue(x.getMessage().contains("the shared-memory transport is closed"), x.getMessage());
+    }
+
+    @Test
+    void aCloseDuringAnotherThreadsWaitsShouldEndThemWithAnException(@TempDir Path dir) throws Exception {
+        ShmTransport[] t = connect(dir, 2);
+        SharedArena arena = t[0].arena();
+        AtomicReference<Throwable> receiving = new AtomicReference<>();
+        AtomicReference<Throwable> waiting = new AtomicReference<>();
+        AtomicReference<Throwable> reducing = new AtomicReference<>();
+        Thread receiver = new Thread(() -> {
+            try {
+                t[0].receive(1, 0, System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
+            } catch (Throwable e) {
+                receiving.set(e);
+            }
+        });
+        Thread waiter = new Thread(() -> {
+            arena.enter();
+            try {
+                arena.await(SharedArena.ARRIVED, 1, System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
+            } catch (Throwable e) {
+                waiting.set(e);
+            } finally {
+                arena.exit();
+            }
+        });
+        Thread reducer = new Thread(() -> {
+            Buf acc = Buf.allocate(DataType.FLOAT32, 1024);
+            try {
+                while (true) { // reads rank 1's mapping until the close stops it
+                    t[0].arena().reduce(1, 0, 0, acc, ReduceOp.SUM);
+                    t[0].arena().reduce(1, 1, 0, new Buf(DataType.INT32, new int[1024], 0, 1024), ReduceOp.MAX);
+                }
+            } catch (Throwable e) {
+                reducing.set(e);
+            }
+        });
+        receiver.start();
+        waiter.start();
+        reducer.start();
+        Thread.sleep(300);
+        t[0].close();
+        t[1].close();
+        receiver.join(10_000);
+        waiter.join(10_000);
+        reducer.join(10_000);
+        assertFalse(receiver.isAlive() || waiter.isAlive() || reducer.isAlive());
+        for (Throwable e : new Throwable[] {receiving.get(), waiting.get(), reducing.get()}) {
+            assertInstanceOf(JcclException.class, e);
+            assertTrue(e.getMessage().contains("the shared-memory transport is closed"), e.getMessage());
+        }
+        assertFalse(t[0].segmentFile().exists());
+        assertFalse(t[1].segmentFile().exists());
+    }
+
+    @Test
+    void everyOperationAfterCloseShouldThrowAJcclException(@TempDir Path dir) {
+        ShmTransport[] t = connect(dir, 2);
+        SharedArena a = t[0].arena();
+        Tensor registered = a.allocate(DataType.FLOAT32, 16);
+        t[0].close();
+        t[0].close(); // twice is fine
+        Buf b = Buf.allocate(DataType.FLOAT32, 4);
+        assertClosed(() -> t[0].send(1, header(0, 4), DataType.FLOAT32, new float[4], 0));
+        assertClosed(() -> t[0].receive(1, 0, System.nanoTime() + 1_000_000_000L));
+        assertClosed(() -> t[0].peekHeader(1, 0));
+        assertClosed(() -> t[0].pendingAbort(1, 0));
+        assertClosed(a::enter);
+        assertClosed(() -> a.put(0, 0, b));
+        assertClosed(() -> a.get(1, 0, 0, b));
+        assertClosed(() -> a.reduce(1, 0, 0, b, ReduceOp.SUM));
+        assertClosed(() -> a.counter(1, SharedArena.ARRIVED));
+        assertClosed(() -> a.publish(SharedArena.ARRIVED, 1));
+        assertClosed(() -> a.allocate(DataType.FLOAT32, 4));
+        assertClosed(() -> a.exposeRegistered(registered));
+        t[0].abortPeers(new int[] {1}, header(0, 0), "late"); // best effort: nothing, no exception
+        // an interrupt after close is still reported, and the peer learnt that rank 0 left
+        t[0].interrupt(new Frame(header(FrameDescriptor.TYPE_ABORT, 0, 0), new byte[0]));
+        assertNotNull(t[0].pendingAbort(1, 0));
+        Frame bye = t[1].receive(0, 0, System.nanoTime() + 5_000_000_000L);
+        assertNotNull(bye);
+        assertTrue(bye.isDeparture());
+        t[1].close();
+    }
+
+    @Test
+    void framesShouldCrossTheRingsInFragmentsBothWays(@TempDir Path dir) throws Exception {
+        ShmTransport[] t = connect(dir, 2);
+        int n = 10_000; // 40 KB through 4 KiB rings: fragments of at most 512 bytes, both ways at once
+        float[][] data = new float[2][n];
+        for (int i = 0; i < n; i++) {
+            data[0][i] = i;
+            data[1][i] = -i;
+        }
+        // no background threads: a rank drains its rings only while it waits (to send or to receive), so each
+        // rank sends and then receives, as a rank of a collective does
+        AtomicReference<Frame> received = new AtomicReference<>();
+        Thread other = new Thread(() -> {
+            t[1].send(0, header(1, n), DataType.FLOAT32, data[1], 0);
+            received.set(t[1].receive(0, 0, System.nanoTime() + 10_000_000_000L));
+        });
+        other.start();
+        t[0].send(1, header(0, n), DataType.FLOAT32, data[0], 0);
+        Frame at0 = t[0].receive(1, 0, System.nanoTime() + 10_000_000_000L);
+        other.join();
+        Frame at1 = received.get();
+        assertEquals(n, at0.header().payloadCount());
+        assertEquals(n, at1.header().payloadCount());
+        for (int i = 0; i < n; i++) {
+            assertEquals(-i, ((float[]) at0.payload())[i]);
+            assertEquals(i, ((float[]) at1.payload())[i]);
+        }
+        t[0].close();
+        t[1].close();
+    }
+
+    @Test
+    void onlyTensorsFromAllocateShouldBeExposedInPlace(@TempDir Path dir) {
+        ShmTransport[] t = connect(dir, 2);
+        try {
+            SharedArena a = t[0].arena();
+            Tensor mine = a.allocate(DataType.FLOAT32, 64);
+            assertTrue(mine.byteBuffer().isDirect());
+            assertTrue(a.exposeRegistered(mine));
+            assertFalse(a.exposeRegistered(Tensor.of(new float[64])));
+            assertFalse(a.exposeRegistered(Tensor.of(ByteBuffer.allocateDirect(256), DataType.FLOAT32)));
+            assertFalse(t[1].arena().exposeRegistered(mine), "another rank's region");
+            // what rank 0 writes into its allocated tensor, rank 1 reads in place
+            ByteBuffer w = mine.byteBuffer();
+            for (int i = 0; i < 64; i++) {
+                w.putFloat(i * 4, i * 0.5f);
+            }
+            Buf out = Buf.allocate(DataType.FLOAT32, 64);
+            t[1].arena().get(0, SharedArena.EXPOSED, 0, out);
+            for (int i = 0; i < 64; i++) {
+                assertEquals(i * 0.5f, ((float[]) out.array())[i]);
+            }
+            assertThrows(IndexOutOfBoundsException.class, () -> t[1].arena().get(0, SharedArena.EXPOSED, 8192, out));
+            assertThrows(IllegalArgumentException.class, () -> a.allocate(DataType.FLOAT32, 4096));
+        } finally {
+            t[0].close();
+            t[1].close();
+        }
+    }
+}
