@@ -12,3 +12,25 @@ if ! "$py" -c "import torch" >/dev/null 2>&1; then
 fi
 "$py" -c "import torch; print('test.sh: gloo reference: torch', torch.__version__, 'at $py')"
 mvn -B verify "$@"
+
+# The threads and shared-memory tests again on the newest JDK this machine kind ships (Temurin 25), failing on any
+# JVM warning line (such as the one sun.misc.Unsafe draws on JDK 24 and later).
+jdk25="${JCCL_JDK25_HOME:-$(ls -d /usr/lib/jvm/temurin-25* 2>/dev/null | head -n 1)}"
+if [ -z "$jdk25" ] || [ ! -x "$jdk25/bin/java" ]; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "test.sh: no Temurin 25 JDK under /usr/lib/jvm (set JCCL_JDK25_HOME); CI must run the JDK 25 tests" >&2
+    exit 1
+  fi
+  echo "test.sh: no Temurin 25 JDK found: skipping the JDK 25 run (CI runs it)" >&2
+else
+  echo "test.sh: the core tests on $("$jdk25/bin/java" -version 2>&1 | head -n 1)"
+  log=jccl-core/target/jdk25-tests.log
+  mvn -B -o -pl jccl-core surefire:test -Djvm="$jdk25/bin/java" 2>&1 | tee "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
+  if grep -h "^WARNING:" "$log" jccl-core/target/surefire-reports/*-output.txt 2>/dev/null | grep -q .; then
+    echo "test.sh: a JVM of the JDK 25 run printed a warning:" >&2
+    grep -h "^WARNING:" "$log" jccl-core/target/surefire-reports/*-output.txt 2>/dev/null | sort | uniq -c >&2
+    exit 1
+  fi
+fi
+

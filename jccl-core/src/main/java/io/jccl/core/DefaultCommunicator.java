@@ -844,7 +844,7 @@ public final class DefaultCommunicator implements Communicator {
             closed = true;
         }
         interruptOwnCall("rank " + rank() + " closed its communicator during the call");
-        // wait for the interrupted call to leave before the transport releases what it reads (a mapping)
+        // wait for the interrupted call to leave before the transport closes under it
         long until = System.nanoTime() + CLOSE_WAIT_NANOS;
         boolean interrupted = false;
         synchronized (turn) {

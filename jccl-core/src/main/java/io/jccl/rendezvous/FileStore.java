@@ -83,6 +83,7 @@ public final class FileStore implements Store {
     }
 
     @Override
+    @SuppressWarnings("try") // the lock is held for the block, never read
     public long add(String key, long delta) {
         Path lockFile = dir.resolve(".lock");
         try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);

@@ -22,7 +22,7 @@ public final class ArrayPool {
     private final Queue<Object>[][] free;
     private final AtomicIntegerArray kept;
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     public ArrayPool() {
         DataType[] types = DataType.values();
         free = new Queue[types.length][31];

@@ -25,7 +25,7 @@ public final class Inbox {
         this.departed = new Frame[size];
     }
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private BlockingQueue<Frame>[] queuesOf(int stream) {
         return queues.computeIfAbsent(stream, s -> {
             BlockingQueue<Frame>[] q = new BlockingQueue[size];

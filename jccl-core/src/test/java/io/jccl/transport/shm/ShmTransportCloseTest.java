@@ -35,7 +35,7 @@ class ShmTransportCloseTest {
 
     private static ShmTransport[] connect(Path dir, int world) {
         InMemoryStore store = new InMemoryStore();
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings({"unchecked", "rawtypes"})
         CompletableFuture<ShmTransport>[] f = new CompletableFuture[world];
         for (int r = 0; r < world; r++) {
             int rank = r;
