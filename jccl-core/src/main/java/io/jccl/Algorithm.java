@@ -43,7 +43,7 @@ public enum Algorithm {
 
     /**
      * The algorithms implemented for an operation, in declaration order. {@link #SHARED_MEMORY} also needs a
-     * transport with a shared arena. What AUTO picks is decided per call by {@code io.jccl.core.AlgorithmSelector}.
+     * transport with a shared arena. What AUTO picks is decided per call by {@code io.jccl.pipeline.AlgorithmSelector}.
      */
     public static Set<Algorithm> available(OpType op) {
         switch (op) {

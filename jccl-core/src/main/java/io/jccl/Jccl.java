@@ -1,6 +1,6 @@
 package io.jccl;
 
-import io.jccl.core.DefaultCommunicator;
+import io.jccl.pipeline.DefaultCommunicator;
 import io.jccl.transport.local.QueueMesh;
 
 import java.util.ArrayList;

@@ -1,7 +1,5 @@
 package io.jccl;
 
-import io.jccl.core.Buf;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Objects;
@@ -148,25 +146,14 @@ public final class Tensor {
         return buffer != null;
     }
 
-    /**
-     * The elements as an array window: the array itself for array tensors, a copy of the buffer's content for
-     * buffer tensors (write it back with {@link #unstage(Buf)}).
-     */
-    public Buf stage() {
-        if (buffer == null) {
-            return new Buf(dtype, array, offset, count);
-        }
-        Buf buf = Buf.allocate(dtype, count);
-        buf.readFrom(buffer.duplicate().order(order));
-        return buf;
+    /** The array behind this tensor (read and written in place by collectives), or null for a buffer tensor. */
+    public Object array() {
+        return array;
     }
 
-    /** Writes a staged copy back into a buffer tensor; a no-op for array tensors. */
-    public void unstage(Buf staged) {
-        if (buffer == null) {
-            return;
-        }
-        staged.writeTo(buffer.duplicate().order(order));
+    /** The index in {@link #array()} of this tensor's first element (0 for a buffer tensor). */
+    public int offset() {
+        return offset;
     }
 
     @Override

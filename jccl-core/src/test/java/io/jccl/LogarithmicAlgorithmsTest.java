@@ -1,7 +1,7 @@
 package io.jccl;
 
-import io.jccl.core.Buf;
-import io.jccl.core.Bufs;
+import io.jccl.buffer.Buf;
+import io.jccl.buffer.Bufs;
 import io.jccl.reference.InputGenerator;
 import io.jccl.reference.ReferenceModel;
 import net.jqwik.api.Assume;

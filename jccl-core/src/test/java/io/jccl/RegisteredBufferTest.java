@@ -1,7 +1,7 @@
 package io.jccl;
 
-import io.jccl.core.Buf;
-import io.jccl.core.Bufs;
+import io.jccl.buffer.Buf;
+import io.jccl.buffer.Bufs;
 import io.jccl.reference.InputGenerator;
 import io.jccl.reference.ReferenceModel;
 import org.junit.jupiter.api.Test;
@@ -89,10 +89,10 @@ class RegisteredBufferTest {
                 if (t.isBuffer()) {
                     fill(t, b);
                 } else {
-                    b.copyTo(t.stage(), 0);
+                    b.copyTo(io.jccl.pipeline.Staging.stage(t), 0);
                 }
                 comm.allReduce(t, ReduceOp.SUM);
-                Buf r = t.isBuffer() ? read(t) : t.stage();
+                Buf r = t.isBuffer() ? read(t) : io.jccl.pipeline.Staging.stage(t);
                 for (int i = 0; i < r.count(); i++) {
                     ok &= ((float[]) r.array())[r.offset() + i] == 6f;
                 }

@@ -1,7 +1,7 @@
 package io.jccl;
 
-import io.jccl.core.DefaultCommunicator;
-import io.jccl.rendezvous.InMemoryStore;
+import io.jccl.pipeline.DefaultCommunicator;
+import io.jccl.store.InMemoryStore;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.tcp.TcpOptions;
 import io.jccl.transport.shm.ShmTransport;

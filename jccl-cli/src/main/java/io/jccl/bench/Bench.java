@@ -266,7 +266,7 @@ public final class Bench {
     /** Copies {@code a} into a tensor from {@link Communicator#allocate} ({@code in}), or back out of it. */
     private static void copy(float[] a, Tensor t, boolean in) {
         if (!t.isBuffer()) {
-            io.jccl.core.Buf b = t.stage();
+            io.jccl.buffer.Buf b = io.jccl.pipeline.Staging.stage(t);
             if (in) {
                 System.arraycopy(a, 0, b.array(), b.offset(), a.length);
             } else {

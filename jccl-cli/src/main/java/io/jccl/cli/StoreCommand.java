@@ -1,6 +1,6 @@
 package io.jccl.cli;
 
-import io.jccl.rendezvous.TcpStoreServer;
+import io.jccl.store.TcpStoreServer;
 import io.jccl.security.JobSecret;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

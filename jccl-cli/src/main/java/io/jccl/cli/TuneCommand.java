@@ -3,8 +3,8 @@ package io.jccl.cli;
 import io.jccl.Algorithm;
 import io.jccl.OpType;
 import io.jccl.bench.Bench;
-import io.jccl.core.AlgorithmSelector;
-import io.jccl.core.CostModel;
+import io.jccl.pipeline.AlgorithmSelector;
+import io.jccl.pipeline.CostModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

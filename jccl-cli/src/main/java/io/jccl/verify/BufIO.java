@@ -1,7 +1,7 @@
 package io.jccl.verify;
 
 import io.jccl.DataType;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

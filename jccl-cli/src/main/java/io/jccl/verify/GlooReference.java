@@ -2,7 +2,7 @@ package io.jccl.verify;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -7,7 +7,7 @@ import io.jccl.CommunicatorConfig;
 import io.jccl.Jccl;
 import io.jccl.OpType;
 import io.jccl.Tensor;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.jccl.verify;
 
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 
 import java.util.List;
 

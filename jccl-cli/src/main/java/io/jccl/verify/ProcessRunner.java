@@ -5,7 +5,7 @@ import io.jccl.CollectiveOptions;
 import io.jccl.Communicator;
 import io.jccl.CommunicatorConfig;
 import io.jccl.Jccl;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package io.jccl.verify;
 import io.jccl.Algorithm;
 import io.jccl.DataType;
 import io.jccl.ReduceOp;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 import io.jccl.reference.ReferenceModel;
 
 import java.io.IOException;

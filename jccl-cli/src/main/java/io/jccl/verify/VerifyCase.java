@@ -2,7 +2,7 @@ package io.jccl.verify;
 
 import io.jccl.DataType;
 import io.jccl.ReduceOp;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 import io.jccl.reference.InputGenerator;
 
 /**

@@ -81,7 +81,7 @@ class BenchCommandTest {
         double alpha = Double.parseDouble(p.getProperty("local.link.alpha_us"));
         double beta = Double.parseDouble(p.getProperty("local.arena.beta_us_per_byte"));
         assertTrue(alpha > 0 && beta > 0, p.toString());
-        io.jccl.core.CostModel model = io.jccl.core.CostModel.load(file);
+        io.jccl.pipeline.CostModel model = io.jccl.pipeline.CostModel.load(file);
         assertEquals(alpha, model.link("local")[0]);
     }
 }

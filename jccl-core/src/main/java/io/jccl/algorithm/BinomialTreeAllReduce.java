@@ -1,8 +1,8 @@
 package io.jccl.algorithm;
 
 import io.jccl.ReduceOp;
-import io.jccl.core.Buf;
-import io.jccl.core.CollectiveCall;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
 
 /**
  * Tree allreduce (seed exercise 1): a binomial reduce to rank 0, then a binomial broadcast from it.

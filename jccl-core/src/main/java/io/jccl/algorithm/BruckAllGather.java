@@ -1,7 +1,7 @@
 package io.jccl.algorithm;
 
-import io.jccl.core.Buf;
-import io.jccl.core.CollectiveCall;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
 
 /**
  * Bruck's allgather, for small blocks: ceil(log2 P) rounds instead of the ring's P-1. Rank r keeps its blocks in

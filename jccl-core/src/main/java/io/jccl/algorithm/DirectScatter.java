@@ -1,7 +1,7 @@
 package io.jccl.algorithm;
 
-import io.jccl.core.Buf;
-import io.jccl.core.CollectiveCall;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
 
 /**
  * Scatter from a root: after {@link SignatureCheck}, the root sends block i of its input to rank i. Cost: one

@@ -1,7 +1,7 @@
 package io.jccl.algorithm;
 
-import io.jccl.core.Buf;
-import io.jccl.core.CollectiveCall;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
 
 /**
  * All-to-all with equal blocks: block j of rank i's input becomes block i of rank j's output. P-1 pairwise

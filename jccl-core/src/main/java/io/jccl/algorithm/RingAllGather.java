@@ -1,7 +1,7 @@
 package io.jccl.algorithm;
 
-import io.jccl.core.Buf;
-import io.jccl.core.CollectiveCall;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
 
 /**
  * Ring allgather: P-1 rotations. Rank r first places its input in block r of the output; at step s it sends

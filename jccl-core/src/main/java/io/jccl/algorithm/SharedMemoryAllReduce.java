@@ -1,8 +1,8 @@
 package io.jccl.algorithm;
 
 import io.jccl.ReduceOp;
-import io.jccl.core.Buf;
-import io.jccl.core.CollectiveCall;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
 
 /**

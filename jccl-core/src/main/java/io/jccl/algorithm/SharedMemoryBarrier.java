@@ -1,6 +1,6 @@
 package io.jccl.algorithm;
 
-import io.jccl.core.CollectiveCall;
+import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
 
 /**

@@ -2,7 +2,7 @@ package io.jccl.reduce;
 
 import io.jccl.DataType;
 import io.jccl.ReduceOp;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 
 import static io.jccl.reduce.HalfFloats.bfloat16ToFloat;
 import static io.jccl.reduce.HalfFloats.floatToBfloat16;

@@ -3,7 +3,7 @@ package io.jccl.reference;
 import io.jccl.DataType;
 import io.jccl.ReduceOp;
 import io.jccl.algorithm.GlooChunking;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 
 import java.util.ArrayList;

@@ -1,8 +1,14 @@
 package io.jccl.rendezvous;
 
+import io.jccl.store.TcpStore;
+import io.jccl.store.TcpStoreServer;
+import io.jccl.store.PrefixStore;
+
+import io.jccl.store.Store;
+
 import io.jccl.Communicator;
 import io.jccl.CommunicatorConfig;
-import io.jccl.core.DefaultCommunicator;
+import io.jccl.pipeline.DefaultCommunicator;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.Transport;
 import io.jccl.transport.tcp.TcpOptions;

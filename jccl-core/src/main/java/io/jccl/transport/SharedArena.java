@@ -1,7 +1,7 @@
 package io.jccl.transport;
 
 import io.jccl.ReduceOp;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 
 /**
  * Memory that every rank of a transport can read directly: what the shared-memory algorithms

@@ -1,5 +1,10 @@
 package io.jccl.rendezvous;
 
+import io.jccl.store.InMemoryStore;
+import io.jccl.store.StoreException;
+import io.jccl.store.TcpStore;
+import io.jccl.store.TcpStoreServer;
+
 import io.jccl.JcclException;
 import io.jccl.security.JobSecret;
 import org.junit.jupiter.api.Test;

@@ -97,7 +97,7 @@ public final class DistributedDataParallel {
             if (k.tensor.isBuffer()) {
                 k.shared = k.tensor.byteBuffer().asFloatBuffer();
             } else {
-                k.array = (float[]) k.tensor.stage().array(); // an array tensor stages as itself, from 0
+                k.array = (float[]) k.tensor.array(); // an array tensor from allocate() starts at 0
             }
         }
         resetStep();

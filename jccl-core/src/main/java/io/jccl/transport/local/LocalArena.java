@@ -2,7 +2,7 @@ package io.jccl.transport.local;
 
 import io.jccl.DataType;
 import io.jccl.ReduceOp;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 import io.jccl.transport.AbstractArena;
 import io.jccl.transport.FrameHeader;

@@ -3,7 +3,7 @@ package io.jccl.transport.shm;
 import io.jccl.DataType;
 import io.jccl.ReduceOp;
 import io.jccl.Tensor;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 import io.jccl.transport.AbstractArena;
 import io.jccl.transport.FrameDescriptor;

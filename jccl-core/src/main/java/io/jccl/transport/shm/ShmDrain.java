@@ -1,7 +1,7 @@
 package io.jccl.transport.shm;
 
 import io.jccl.DataType;
-import io.jccl.core.Buf;
+import io.jccl.buffer.Buf;
 import io.jccl.transport.ArrayPool;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;

@@ -2,8 +2,8 @@ package io.jccl.transport.shm;
 
 import io.jccl.DataType;
 import io.jccl.JcclException;
-import io.jccl.core.Buf;
-import io.jccl.rendezvous.Store;
+import io.jccl.buffer.Buf;
+import io.jccl.store.Store;
 import io.jccl.transport.ArrayPool;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;

@@ -1,8 +1,8 @@
 package io.jccl.transport.tcp;
 
 import io.jccl.DataType;
-import io.jccl.core.Buf;
-import io.jccl.rendezvous.Store;
+import io.jccl.buffer.Buf;
+import io.jccl.store.Store;
 import io.jccl.security.Handshake;
 import io.jccl.security.HandshakeDescriptor;
 import io.jccl.transport.Frame;

@@ -1,6 +1,6 @@
 package io.jccl.transport.shm;
 
-import io.jccl.rendezvous.InMemoryStore;
+import io.jccl.store.InMemoryStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.DisabledOnOs;

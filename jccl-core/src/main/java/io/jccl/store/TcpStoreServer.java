@@ -1,4 +1,4 @@
-package io.jccl.rendezvous;
+package io.jccl.store;
 
 import io.jccl.security.Handshake;
 import io.jccl.security.HandshakeDescriptor;
@@ -20,7 +20,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import static io.jccl.rendezvous.StoreProtocolDescriptor.*;
+import static io.jccl.store.StoreProtocolDescriptor.*;
 
 /**
  * Serves a {@link Store} over TCP (torch's TCPStore master): run by rank 0, or standalone. One thread accepts;

@@ -1,4 +1,9 @@
-package io.jccl.core;
+package io.jccl.pipeline;
+
+import io.jccl.buffer.Buf;
+import io.jccl.step.Signature;
+
+import io.jccl.step.CollectiveCall;
 
 import io.jccl.Algorithm;
 import io.jccl.CollectiveOptions;
@@ -168,9 +173,9 @@ public final class DefaultCommunicator implements Communicator {
                         op == ReduceOp.AVG ? world : 1);
                 return;
             }
-            Buf b = t.stage();
+            Buf b = Staging.stage(t);
             reduceAll(call, b, op, world);
-            t.unstage(b);
+            Staging.unstage(t, b);
         });
     }
 
@@ -228,16 +233,16 @@ public final class DefaultCommunicator implements Communicator {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
             for (Tensor t : tensors) {
-                Buf b = t.stage();
+                Buf b = Staging.stage(t);
                 b.copyTo(flat, at);
                 at += b.count();
             }
             reduceAll(call, flat, op, world);
             at = 0;
             for (Tensor t : tensors) {
-                Buf b = t.stage();
+                Buf b = Staging.stage(t);
                 flat.copyTo(at, b, 0, b.count());
-                t.unstage(b);
+                Staging.unstage(t, b);
                 at += b.count();
             }
         });
@@ -257,13 +262,13 @@ public final class DefaultCommunicator implements Communicator {
         requireTensor(OpType.BROADCAST, t, "tensor");
         requireRoot(OpType.BROADCAST, root);
         return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, call -> {
-            Buf b = t.stage();
+            Buf b = Staging.stage(t);
             if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
                 io.jccl.algorithm.SharedMemoryBroadcast.broadcast(call, b, root);
             } else {
                 BinomialTreeBroadcast.broadcast(call, b, root);
             }
-            t.unstage(b);
+            Staging.unstage(t, b);
         });
     }
 
@@ -284,15 +289,15 @@ public final class DefaultCommunicator implements Communicator {
         requireCount(OpType.ALL_GATHER, "output", out, (long) in.count() * size(),
                 "size x input = " + size() + " x " + in.count());
         return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, call -> {
-            Buf ob = out.stage();
+            Buf ob = Staging.stage(out);
             if (call.signature().algorithm() == Algorithm.BRUCK) {
-                io.jccl.algorithm.BruckAllGather.allGather(call, in.stage(), ob);
+                io.jccl.algorithm.BruckAllGather.allGather(call, Staging.stage(in), ob);
             } else if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
-                io.jccl.algorithm.SharedMemoryAllGather.allGather(call, in.stage(), ob);
+                io.jccl.algorithm.SharedMemoryAllGather.allGather(call, Staging.stage(in), ob);
             } else {
-                RingAllGather.allGather(call, in.stage(), ob);
+                RingAllGather.allGather(call, Staging.stage(in), ob);
             }
-            out.unstage(ob);
+            Staging.unstage(out, ob);
         });
     }
 
@@ -319,16 +324,16 @@ public final class DefaultCommunicator implements Communicator {
                 "input / size = " + in.count() + " / " + size());
         int world = size();
         return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, call -> {
-            Buf ob = out.stage();
+            Buf ob = Staging.stage(out);
             if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
-                io.jccl.algorithm.SharedMemoryReduceScatter.reduceScatter(call, in.stage(), ob, op);
+                io.jccl.algorithm.SharedMemoryReduceScatter.reduceScatter(call, Staging.stage(in), ob, op);
             } else {
-                RingReduceScatter.reduceScatter(call, in.stage(), ob, op);
+                RingReduceScatter.reduceScatter(call, Staging.stage(in), ob, op);
             }
             if (op == ReduceOp.AVG) {
                 Reductions.divide(ob, world);
             }
-            out.unstage(ob);
+            Staging.unstage(out, ob);
         });
     }
 
@@ -348,13 +353,13 @@ public final class DefaultCommunicator implements Communicator {
         requireOp(OpType.REDUCE, op, t.dtype());
         int world = size();
         return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, call -> {
-            Buf b = t.stage();
+            Buf b = Staging.stage(t);
             RingReduce.reduce(call, b, root, op);
             if (call.rank() == root) {
                 if (op == ReduceOp.AVG) {
                     Reductions.divide(b, world);
                 }
-                t.unstage(b);
+                Staging.unstage(t, b);
             }
         });
     }
@@ -380,10 +385,10 @@ public final class DefaultCommunicator implements Communicator {
                     "size x input = " + size() + " x " + in.count());
         }
         return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, call -> {
-            Buf ob = isRoot ? out.stage() : null;
-            DirectGather.gather(call, in.stage(), ob, root);
+            Buf ob = isRoot ? Staging.stage(out) : null;
+            DirectGather.gather(call, Staging.stage(in), ob, root);
             if (isRoot) {
-                out.unstage(ob);
+                Staging.unstage(out, ob);
             }
         });
     }
@@ -409,9 +414,9 @@ public final class DefaultCommunicator implements Communicator {
                     "size x output = " + size() + " x " + out.count());
         }
         return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, call -> {
-            Buf ob = out.stage();
-            DirectScatter.scatter(call, isRoot ? in.stage() : null, ob, root);
-            out.unstage(ob);
+            Buf ob = Staging.stage(out);
+            DirectScatter.scatter(call, isRoot ? Staging.stage(in) : null, ob, root);
+            Staging.unstage(out, ob);
         });
     }
 
@@ -435,9 +440,9 @@ public final class DefaultCommunicator implements Communicator {
         }
         requireCount(OpType.ALL_TO_ALL, "output", out, in.count(), "the input's count");
         return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, call -> {
-            Buf ob = out.stage();
-            PairwiseAllToAll.allToAll(call, in.stage(), ob);
-            out.unstage(ob);
+            Buf ob = Staging.stage(out);
+            PairwiseAllToAll.allToAll(call, Staging.stage(in), ob);
+            Staging.unstage(out, ob);
         });
     }
 
@@ -543,7 +548,7 @@ public final class DefaultCommunicator implements Communicator {
         counters.add(OpType.SEND, Counter.CALLS, 1);
         enterCall();
         try {
-            call.send(dst, tensor.stage());
+            call.send(dst, Staging.stage(tensor));
         } catch (RuntimeException e) {
             throw fail(ended(OpType.SEND, sig.sequence(), e));
         } finally {
@@ -565,9 +570,9 @@ public final class DefaultCommunicator implements Communicator {
         counters.add(OpType.RECV, Counter.CALLS, 1);
         enterCall();
         try {
-            Buf b = tensor.stage();
+            Buf b = Staging.stage(tensor);
             call.recvInto(src, b);
-            tensor.unstage(b);
+            Staging.unstage(tensor, b);
         } catch (RuntimeException e) {
             throw fail(ended(OpType.RECV, sig.sequence(), e));
         } finally {

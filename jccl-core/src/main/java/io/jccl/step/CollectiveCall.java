@@ -1,4 +1,6 @@
-package io.jccl.core;
+package io.jccl.step;
+
+import io.jccl.buffer.Buf;
 
 import io.jccl.CollectiveMismatchException;
 import io.jccl.CollectiveTimeoutException;

@@ -1,4 +1,4 @@
-package io.jccl.rendezvous;
+package io.jccl.store;
 
 import io.jccl.security.Handshake;
 import io.jccl.security.HandshakeDescriptor;
@@ -14,7 +14,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-import static io.jccl.rendezvous.StoreProtocolDescriptor.*;
+import static io.jccl.store.StoreProtocolDescriptor.*;
 
 /** A client of {@link TcpStoreServer}. Thread-safe: one request at a time. */
 public final class TcpStore implements Store {

@@ -1,4 +1,4 @@
-package io.jccl.core;
+package io.jccl.pipeline;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package io.jccl.rendezvous;
+package io.jccl.store;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.jccl.core;
+package io.jccl.buffer;
 
 import io.jccl.DataType;
 

@@ -1,4 +1,4 @@
-package io.jccl.rendezvous;
+package io.jccl.store;
 
 /**
  * Byte layout of a {@link TcpStore} request and response, version 1, after the handshake of

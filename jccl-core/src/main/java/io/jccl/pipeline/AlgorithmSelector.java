@@ -1,4 +1,4 @@
-package io.jccl.core;
+package io.jccl.pipeline;
 
 import io.jccl.Algorithm;
 import io.jccl.OpType;

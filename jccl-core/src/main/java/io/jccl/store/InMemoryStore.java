@@ -1,4 +1,4 @@
-package io.jccl.rendezvous;
+package io.jccl.store;
 
 import java.time.Duration;
 import java.util.HashMap;

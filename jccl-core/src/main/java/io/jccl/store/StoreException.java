@@ -1,4 +1,4 @@
-package io.jccl.rendezvous;
+package io.jccl.store;
 
 /** A store operation failed: timed out waiting for a key, could not reach the server, or was refused. */
 public final class StoreException extends RuntimeException {

@@ -1,4 +1,4 @@
-package io.jccl.core;
+package io.jccl.step;
 
 import io.jccl.Algorithm;
 import io.jccl.DataType;
