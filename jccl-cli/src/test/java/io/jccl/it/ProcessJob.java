@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 final class ProcessJob implements AutoCloseable {
     /** A per-rank variable (not passed on): "1" starts the rank under a parent that never reaps it. */
     static final String ZOMBIE_PARENT = "TEST_ZOMBIE_PARENT";
+    /** A per-rank variable (not passed on): the test-bed host the rank runs on. */
+    static final String BED_HOST = "TEST_BED_HOST";
     final List<Process> processes = new ArrayList<>();
     final List<List<String>> output = new ArrayList<>();
 
@@ -50,6 +52,13 @@ final class ProcessJob implements AutoCloseable {
             env.put("JCCL_CONNECT_TIMEOUT_MS", "20000");
             if (perRankEnv != null && perRankEnv.containsKey(r)) {
                 env.putAll(perRankEnv.get(r));
+            }
+            String bedHost = env.remove(BED_HOST);
+            if (bedHost != null) {
+                // the rank runs on a simulated host of the multi-host test bed (scripts/testbed.sh)
+                List<String> wrapped = new ArrayList<>(List.of("bash", TestBed.SCRIPT.toString(), "exec", bedHost));
+                wrapped.addAll(pb.command());
+                pb.command(wrapped);
             }
             if ("1".equals(env.remove(ZOMBIE_PARENT))) {
                 // the rank runs under a parent that never reaps it: killed, it stays a zombie

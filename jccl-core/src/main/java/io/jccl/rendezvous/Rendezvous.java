@@ -37,21 +37,20 @@ public final class Rendezvous {
     }
 
     /**
-     * shm when every rank is on this host (same host name and boot id) and {@code kind} is auto or shm; tcp
-     * otherwise. The choice is the same on every rank, since every rank reads every rank's host identity.
+     * shm when every rank proves that it shares this host's shared-memory directory with every other rank (see
+     * {@link #shareMemory}) and {@code kind} is auto or shm; tcp otherwise. The choice is the same on every rank,
+     * since every rank decides from every rank's published view.
      */
     static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind) {
         Duration timeout = tcp.connectTimeout();
         store.setString("host/" + env.rank(), hostIdentity());
-        boolean oneHost = true;
-        String mine = hostIdentity();
-        for (int r = 0; r < env.worldSize(); r++) {
-            oneHost &= store.getString("host/" + r, timeout).equals(mine);
-        }
+        boolean oneHost = kind.equals("tcp") ? false : shareMemory(env.rank(), env.worldSize(), store,
+                ShmTransport.defaultDirectory(), timeout);
         if (kind.equals("shm") && !oneHost) {
-            throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks are on more than one host");
+            throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks do not all share memory: "
+                    + notSharing(env.worldSize(), store, timeout));
         }
-        if (oneHost && !kind.equals("tcp")) {
+        if (oneHost) {
             String ring = System.getenv(ShmTransport.RING_ENV);
             String arena = System.getenv(ShmTransport.ARENA_ENV);
             String registered = System.getenv(ShmTransport.REGISTERED_ENV);
@@ -62,6 +61,82 @@ public final class Rendezvous {
                     timeout);
         }
         return TcpTransport.connect(env.rank(), env.worldSize(), store, tcp);
+    }
+
+    /**
+     * Co-location that cannot lie: every rank writes a random token into a file of its shared-memory directory and
+     * publishes the token; every rank reads every other rank's file and publishes which tokens it found; the ranks
+     * share memory only if every rank found every other rank's token. Host names (which may not resolve, or may
+     * repeat across containers) and launcher variables such as {@code LOCAL_WORLD_SIZE} play no part.
+     */
+    static boolean shareMemory(int rank, int world, Store store, java.nio.file.Path dir, Duration timeout) {
+        if (world == 1) {
+            return true;
+        }
+        if (rank == 0) {
+            store.setString("probe/id", Long.toHexString(new java.security.SecureRandom().nextLong() & Long.MAX_VALUE));
+        }
+        String id = store.getString("probe/id", timeout);
+        byte[] raw = new byte[16];
+        new java.security.SecureRandom().nextBytes(raw);
+        String token = java.util.HexFormat.of().formatHex(raw);
+        java.nio.file.Path mine = dir.resolve("jccl-probe-" + id + "-" + rank);
+        boolean wrote;
+        try {
+            java.nio.file.Files.writeString(mine, token);
+            wrote = true;
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.debug("rank {}: cannot write the co-location probe {}: {}", rank, mine, e.toString());
+            wrote = false;
+        }
+        try {
+            store.setString("probe/token/" + rank, wrote ? token : "-");
+            StringBuilder seen = new StringBuilder();
+            for (int r = 0; r < world; r++) {
+                String theirs = store.getString("probe/token/" + r, timeout);
+                boolean found = r == rank ? wrote : readsAs(dir.resolve("jccl-probe-" + id + "-" + r), theirs);
+                seen.append(found ? '1' : '0');
+            }
+            store.setString("probe/seen/" + rank, seen.toString());
+            boolean all = true;
+            for (int r = 0; r < world; r++) {
+                all &= store.getString("probe/seen/" + r, timeout).indexOf('0') < 0;
+            }
+            return all;
+        } finally {
+            try {
+                java.nio.file.Files.deleteIfExists(mine); // every rank has read it: it published what it found
+            } catch (java.io.IOException e) {
+                LOG.debug("rank {}: cannot remove {}: {}", rank, mine, e.toString());
+            }
+        }
+    }
+
+    private static boolean readsAs(java.nio.file.Path file, String token) {
+        try {
+            return !token.equals("-") && java.nio.file.Files.readString(file).equals(token);
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** Which ranks could not see which, from the published views: for an error message. */
+    private static String notSharing(int world, Store store, Duration timeout) {
+        StringBuilder sb = new StringBuilder();
+        for (int r = 0; r < world; r++) {
+            String seen = store.getString("probe/seen/" + r, timeout);
+            java.util.List<Integer> missing = new java.util.ArrayList<>();
+            for (int p = 0; p < world; p++) {
+                if (seen.charAt(p) == '0') {
+                    missing.add(p);
+                }
+            }
+            if (!missing.isEmpty()) {
+                sb.append(sb.length() == 0 ? "" : "; ").append("rank ").append(r).append(" (")
+                        .append(store.getString("host/" + r, timeout)).append(") cannot see ranks ").append(missing);
+            }
+        }
+        return sb.toString();
     }
 
     /** Host name and kernel boot id: equal for processes that can share memory. */
@@ -187,6 +262,10 @@ public final class Rendezvous {
         Transport transport = null;
         try (TcpStore client = TcpStore.connect(env.masterAddr(), env.masterPort(), secret, timeout)) {
             Store store = new PrefixStore("jccl", client);
+            if (tcp.advertiseHost() == null && !tcp.bindHost().startsWith("127.")) {
+                // the address this rank reaches the master from: reachable by the others whatever the host names
+                tcp = tcp.withAdvertiseHost(client.localAddress());
+            }
             join(env.rank(), env.worldSize(), store, timeout);
             transport = connectTransport(env, store, tcp, kind);
             DefaultCommunicator comm = new DefaultCommunicator(transport, config);

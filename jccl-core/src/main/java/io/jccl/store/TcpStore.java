@@ -160,4 +160,12 @@ public final class TcpStore implements Store {
     public void close() {
         closeQuietly(socket);
     }
+
+    /**
+     * This end's address of the connection to the store: the address of the interface that reaches the master,
+     * which is what peers on other hosts can reach too (host names may not resolve).
+     */
+    public String localAddress() {
+        return socket.getLocalAddress().getHostAddress();
+    }
 }

@@ -82,4 +82,9 @@ public final class TcpOptions {
     public long maxMessageBytes() {
         return maxMessageBytes;
     }
+
+    /** These options with {@code host} as the address given to peers. */
+    public TcpOptions withAdvertiseHost(String host) {
+        return new TcpOptions(bindHost, host, secret, connectTimeout, maxMessageBytes);
+    }
 }

@@ -1,0 +1,86 @@
+package io.jccl.it;
+
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The multi-host test bed (scripts/testbed.sh) from the tests: simulated hosts in network, UTS and mount
+ * namespaces of this machine. It needs root; under {@code CI=true} a test that needs it fails instead of skipping.
+ */
+final class TestBed implements AutoCloseable {
+    static final Path SCRIPT = locate();
+    final int hosts;
+
+    private static Path locate() {
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+            Path s = p.resolve("scripts/testbed.sh");
+            if (Files.isRegularFile(s)) {
+                return s;
+            }
+        }
+        return Path.of("scripts/testbed.sh");
+    }
+
+    private TestBed(int hosts) {
+        this.hosts = hosts;
+    }
+
+    /** Brings up {@code hosts} hosts with the given {@code scripts/testbed.sh up} options. */
+    static TestBed up(int hosts, String... options) throws IOException, InterruptedException {
+        boolean root = "0".equals(run(List.of("id", "-u")).trim());
+        if (!root) {
+            if ("true".equals(System.getenv("CI"))) {
+                throw new AssertionError("the multi-host tests need root (network namespaces); CI runs as root");
+            }
+            Assumptions.abort("the multi-host test bed needs root");
+        }
+        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString(), "up", Integer.toString(hosts)));
+        cmd.addAll(List.of(options));
+        run(cmd);
+        return new TestBed(hosts);
+    }
+
+    static String address(int host) {
+        return "10.213.7." + (host + 1);
+    }
+
+    /** Per-rank environment: {@code ranksPerHost} consecutive ranks per host, the master on host 0. */
+    Map<Integer, Map<String, String>> env(int ranksPerHost, Map<String, String> extra) {
+        Map<Integer, Map<String, String>> m = new HashMap<>();
+        for (int r = 0; r < hosts * ranksPerHost; r++) {
+            Map<String, String> e = new HashMap<>(extra);
+            e.put(ProcessJob.BED_HOST, Integer.toString(r / ranksPerHost));
+            e.put("JCCL_MASTER_ADDR", address(0));
+            m.put(r, e);
+        }
+        return m;
+    }
+
+    private static String run(List<String> cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed: " + out);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            run(List.of("bash", SCRIPT.toString(), "down"));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while taking the test bed down", e);
+        }
+    }
+}
