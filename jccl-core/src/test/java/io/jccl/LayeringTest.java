@@ -33,6 +33,7 @@ class LayeringTest {
         {"io.jccl.reduce"},
         {"io.jccl.transport"},
         {"io.jccl.transport.local", "io.jccl.transport.shm", "io.jccl.transport.tcp"},
+        {"io.jccl.transport.hybrid"},
         {"io.jccl.step"},
         {"io.jccl.algorithm"},
         {"io.jccl.reference"},

@@ -34,6 +34,7 @@ public final class FaultWorker {
         Communicator comm = Jccl.fromEnvironment(CommunicatorConfig.fromEnvironment()
                 .withTimeout(Duration.ofMillis(myTimeoutMs)));
         int rank = comm.rank();
+        System.out.println("TRANSPORT " + comm.transportName());
         System.out.println("READY rank " + rank + " pid " + ProcessHandle.current().pid());
         if (rank == victim) {
             switch (mode) {

@@ -31,11 +31,16 @@ class MultiHostTest {
             for (int r = 0; r < 4; r++) {
                 assertEquals(0, job.await(r, 120), job.dump());
                 assertEquals("RESULT ok", job.line(r, "RESULT", 1), job.dump());
+                // per pair: shared memory with the rank on the same host, TCP to the other host
+                assertEquals("TRANSPORT shm+tcp", job.line(r, "TRANSPORT", 1), job.dump());
             }
         }
     }
 
-    /** A rank on host 1 killed with SIGKILL: every rank of every host names it, within 5 s. */
+    /**
+     * A rank on host 1 killed with SIGKILL: every rank of every host names it, within 5 s (its neighbour on host 1
+     * over shared memory, the ranks of host 0 over TCP).
+     */
     @Test
     void shouldNameARankKilledOnAnotherHostEverywhere() throws Exception {
         try (TestBed bed = TestBed.up(2);

@@ -3,6 +3,7 @@ package io.jccl.rendezvous;
 import io.jccl.store.TcpStore;
 import io.jccl.store.TcpStoreServer;
 import io.jccl.store.PrefixStore;
+import io.jccl.transport.hybrid.HybridTransport;
 
 import io.jccl.store.Store;
 
@@ -37,41 +38,88 @@ public final class Rendezvous {
     }
 
     /**
-     * shm when every rank proves that it shares this host's shared-memory directory with every other rank (see
-     * {@link #shareMemory}) and {@code kind} is auto or shm; tcp otherwise. The choice is the same on every rank,
-     * since every rank decides from every rank's published view.
+     * Per pair: shared memory between ranks that prove they share this host's shared-memory directory (see
+     * {@link #shareMemory}), TCP between the others. One host: shm; one rank per host: tcp; otherwise a
+     * {@link HybridTransport}. With {@code kind} tcp no proof is made; with shm every rank must share memory.
+     * Every rank decides from every rank's published view, so the choices agree.
      */
     static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind) {
         Duration timeout = tcp.connectTimeout();
-        store.setString("host/" + env.rank(), hostIdentity());
-        boolean oneHost = kind.equals("tcp") ? false : shareMemory(env.rank(), env.worldSize(), store,
-                ShmTransport.defaultDirectory(), timeout);
-        if (kind.equals("shm") && !oneHost) {
+        int rank = env.rank();
+        int world = env.worldSize();
+        store.setString("host/" + rank, hostIdentity());
+        if (kind.equals("tcp")) {
+            return TcpTransport.connect(rank, world, store, tcp);
+        }
+        String[] seen = shareMemory(rank, world, store, ShmTransport.defaultDirectory(), timeout);
+        int[] group = localGroup(rank, seen);
+        if (kind.equals("shm") && group.length < world) {
             throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks do not all share memory: "
-                    + notSharing(env.worldSize(), store, timeout));
+                    + notSharing(world, seen, store, timeout));
         }
-        if (oneHost) {
-            String ring = System.getenv(ShmTransport.RING_ENV);
-            String arena = System.getenv(ShmTransport.ARENA_ENV);
-            String registered = System.getenv(ShmTransport.REGISTERED_ENV);
-            return ShmTransport.connect(env.rank(), env.worldSize(), store, ShmTransport.defaultDirectory(),
-                    ring == null ? ShmTransport.RING_DEFAULT : Integer.parseInt(ring.trim()),
-                    arena == null ? ShmTransport.ARENA_DEFAULT : Integer.parseInt(arena.trim()),
-                    registered == null ? ShmTransport.REGISTERED_DEFAULT : Integer.parseInt(registered.trim()),
+        if (group.length == world) {
+            return connectShm(rank, world, store, timeout);
+        }
+        if (group.length == 1) {
+            return TcpTransport.connect(rank, world, store, tcp);
+        }
+        // several hosts, several ranks on this one: shared memory among them, TCP to the others
+        int localRank = java.util.Arrays.binarySearch(group, rank);
+        Transport remote = TcpTransport.connect(rank, world, store, tcp);
+        try {
+            Transport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
                     timeout);
+            LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
+            return new HybridTransport(rank, world, group, local, remote);
+        } catch (RuntimeException e) {
+            remote.close();
+            throw e;
         }
-        return TcpTransport.connect(env.rank(), env.worldSize(), store, tcp);
+    }
+
+    private static Transport connectShm(int rank, int size, Store store, Duration timeout) {
+        String ring = System.getenv(ShmTransport.RING_ENV);
+        String arena = System.getenv(ShmTransport.ARENA_ENV);
+        String registered = System.getenv(ShmTransport.REGISTERED_ENV);
+        return ShmTransport.connect(rank, size, store, ShmTransport.defaultDirectory(),
+                ring == null ? ShmTransport.RING_DEFAULT : Integer.parseInt(ring.trim()),
+                arena == null ? ShmTransport.ARENA_DEFAULT : Integer.parseInt(arena.trim()),
+                registered == null ? ShmTransport.REGISTERED_DEFAULT : Integer.parseInt(registered.trim()),
+                timeout);
+    }
+
+    /**
+     * The ranks that share memory with {@code rank}, in increasing order: those it saw and that saw it, if they
+     * all saw each other (a clique); otherwise, or if any view is inconsistent, {@code rank} alone (TCP only).
+     * Every member computes the same group from the same views.
+     */
+    static int[] localGroup(int rank, String[] seen) {
+        java.util.List<Integer> g = new java.util.ArrayList<>();
+        for (int r = 0; r < seen.length; r++) {
+            if (seen[rank].charAt(r) == '1' && seen[r].charAt(rank) == '1') {
+                g.add(r);
+            }
+        }
+        for (int a : g) {
+            for (int b : g) {
+                if (seen[a].charAt(b) != '1') {
+                    return new int[] {rank};
+                }
+            }
+        }
+        return g.stream().mapToInt(Integer::intValue).toArray();
     }
 
     /**
      * Co-location that cannot lie: every rank writes a random token into a file of its shared-memory directory and
      * publishes the token; every rank reads every other rank's file and publishes which tokens it found; the ranks
-     * share memory only if every rank found every other rank's token. Host names (which may not resolve, or may
+     * share memory only if each found the other's token. Returns every rank's view: character p of view r is
+     * '1' if rank r found rank p's token. Host names (which may not resolve, or may
      * repeat across containers) and launcher variables such as {@code LOCAL_WORLD_SIZE} play no part.
      */
-    static boolean shareMemory(int rank, int world, Store store, java.nio.file.Path dir, Duration timeout) {
+    static String[] shareMemory(int rank, int world, Store store, java.nio.file.Path dir, Duration timeout) {
         if (world == 1) {
-            return true;
+            return new String[] {"1"};
         }
         if (rank == 0) {
             store.setString("probe/id", Long.toHexString(new java.security.SecureRandom().nextLong() & Long.MAX_VALUE));
@@ -98,11 +146,11 @@ public final class Rendezvous {
                 seen.append(found ? '1' : '0');
             }
             store.setString("probe/seen/" + rank, seen.toString());
-            boolean all = true;
+            String[] views = new String[world];
             for (int r = 0; r < world; r++) {
-                all &= store.getString("probe/seen/" + r, timeout).indexOf('0') < 0;
+                views[r] = store.getString("probe/seen/" + r, timeout);
             }
-            return all;
+            return views;
         } finally {
             try {
                 java.nio.file.Files.deleteIfExists(mine); // every rank has read it: it published what it found
@@ -121,10 +169,10 @@ public final class Rendezvous {
     }
 
     /** Which ranks could not see which, from the published views: for an error message. */
-    private static String notSharing(int world, Store store, Duration timeout) {
+    private static String notSharing(int world, String[] views, Store store, Duration timeout) {
         StringBuilder sb = new StringBuilder();
         for (int r = 0; r < world; r++) {
-            String seen = store.getString("probe/seen/" + r, timeout);
+            String seen = views[r];
             java.util.List<Integer> missing = new java.util.ArrayList<>();
             for (int p = 0; p < world; p++) {
                 if (seen.charAt(p) == '0') {

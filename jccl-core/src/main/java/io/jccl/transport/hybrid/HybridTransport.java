@@ -1,0 +1,188 @@
+package io.jccl.transport.hybrid;
+
+import io.jccl.DataType;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.Transport;
+
+/**
+ * One communicator over two transports, chosen per pair (as NCCL picks p2p, shm or net per pair): frames to a
+ * rank that proved it shares this host's memory go over {@code local} (shared memory among this host's ranks,
+ * numbered by their order in the world), every other frame over {@code remote} (TCP among all ranks).
+ *
+ * <p>A wait on a peer of one transport also watches the other for aborts (a rank on another host that fails
+ * must stop a wait on a local peer at once, not at the deadline): waits run in slices of at most
+ * {@link #WATCH_SLICE_NANOS}. There is no shared arena: the shared-memory algorithms need every rank on one host.
+ */
+public final class HybridTransport implements Transport {
+    /** How often a wait on one transport looks at the other's aborts. */
+    static final long WATCH_SLICE_NANOS = 5_000_000L;
+
+    private final int rank;
+    private final int size;
+    private final Transport local;
+    private final Transport remote;
+    /** World rank of each local rank. */
+    private final int[] members;
+    /** Local rank of each world rank, or -1 when it is on another host. */
+    private final int[] localOf;
+
+    /**
+     * @param members the world ranks on this host in increasing order, local rank i being {@code members[i]};
+     *                {@code local} is a transport among them with those local ranks
+     * @param remote  a transport among all {@code size} ranks
+     */
+    public HybridTransport(int rank, int size, int[] members, Transport local, Transport remote) {
+        this.rank = rank;
+        this.size = size;
+        this.members = members.clone();
+        this.local = local;
+        this.remote = remote;
+        this.localOf = new int[size];
+        java.util.Arrays.fill(localOf, -1);
+        for (int i = 0; i < members.length; i++) {
+            localOf[members[i]] = i;
+        }
+        if (localOf[rank] < 0 || local.rank() != localOf[rank] || remote.rank() != rank || remote.size() != size) {
+            throw new IllegalArgumentException("rank " + rank + ": inconsistent hybrid transport: local group "
+                    + java.util.Arrays.toString(members) + ", local rank " + local.rank() + ", remote rank "
+                    + remote.rank() + " of " + remote.size());
+        }
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public String name() {
+        return local.name() + "+" + remote.name();
+    }
+
+    private boolean isLocal(int peer) {
+        return localOf[peer] >= 0;
+    }
+
+    /** A frame from the local transport, its source given back as a world rank. */
+    private Frame toWorld(Frame f) {
+        if (f == null) {
+            return null;
+        }
+        FrameHeader h = f.header().withSource(worldOf(f.header().source()));
+        return f.isDeparture() ? Frame.departed(h.source()) : new Frame(h, f.payload());
+    }
+
+    /**
+     * The source field of a frame on the local transport: a local rank, or for an abort relayed from a rank of
+     * another host, {@code members.length + origin} (the local transport carries an abort's source as is).
+     */
+    private int localSource(int worldRank) {
+        return isLocal(worldRank) ? localOf[worldRank] : members.length + worldRank;
+    }
+
+    private int worldOf(int localSource) {
+        if (localSource >= 0 && localSource < members.length) {
+            return members[localSource];
+        }
+        return localSource >= members.length && localSource - members.length < size ? localSource - members.length
+                : localSource;
+    }
+
+    @Override
+    public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+        if (isLocal(dst)) {
+            local.send(localOf[dst], header.withSource(localOf[header.source()]), dtype, payload, offset);
+        } else {
+            remote.send(dst, header, dtype, payload, offset);
+        }
+    }
+
+    @Override
+    public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
+        while (true) {
+            long slice = Math.min(deadlineNanos, System.nanoTime() + WATCH_SLICE_NANOS);
+            Frame f = isLocal(src) ? toWorld(local.receive(localOf[src], stream, slice))
+                    : remote.receive(src, stream, slice);
+            if (f != null) {
+                return f;
+            }
+            Frame abort = otherAbort(src, stream);
+            if (abort != null) {
+                return abort;
+            }
+            if (System.nanoTime() - deadlineNanos >= 0) {
+                return null;
+            }
+        }
+    }
+
+    /** An abort of the stream's communicator waiting on the transport that {@code src} does not use, or null. */
+    private Frame otherAbort(int src, int stream) {
+        for (int p = 0; p < size; p++) {
+            if (p == rank || isLocal(p) == isLocal(src)) {
+                continue;
+            }
+            Frame f = pendingAbort(p, stream);
+            if (f != null && !f.isDeparture()) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public FrameHeader peekHeader(int src, int stream) {
+        if (isLocal(src)) {
+            FrameHeader h = local.peekHeader(localOf[src], stream);
+            return h == null ? null : h.withSource(worldOf(h.source()));
+        }
+        return remote.peekHeader(src, stream);
+    }
+
+    @Override
+    public void release(Frame frame) {
+        // payload arrays are pooled per transport; either may keep it, neither needs it back
+    }
+
+    @Override
+    public Frame pendingAbort(int src, int stream) {
+        return isLocal(src) ? toWorld(local.pendingAbort(localOf[src], stream)) : remote.pendingAbort(src, stream);
+    }
+
+    @Override
+    public void abortPeers(int[] peers, FrameHeader header, String reason) {
+        java.util.List<Integer> near = new java.util.ArrayList<>();
+        java.util.List<Integer> far = new java.util.ArrayList<>();
+        for (int p : peers) {
+            (isLocal(p) ? near : far).add(p);
+        }
+        if (!near.isEmpty()) {
+            local.abortPeers(near.stream().mapToInt(p -> localOf[p]).toArray(),
+                    header.withSource(localSource(header.source())), reason);
+        }
+        if (!far.isEmpty()) {
+            remote.abortPeers(far.stream().mapToInt(Integer::intValue).toArray(), header, reason);
+        }
+    }
+
+    @Override
+    public void interrupt(Frame abort) {
+        remote.interrupt(abort);
+        local.interrupt(new Frame(abort.header().withSource(localOf[rank]), abort.payload()));
+    }
+
+    @Override
+    public void close() {
+        try {
+            local.close();
+        } finally {
+            remote.close();
+        }
+    }
+}
