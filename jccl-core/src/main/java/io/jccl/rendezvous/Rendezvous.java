@@ -8,6 +8,7 @@ import io.jccl.store.Store;
 
 import io.jccl.Communicator;
 import io.jccl.CommunicatorConfig;
+import io.jccl.JcclSettings;
 import io.jccl.pipeline.DefaultCommunicator;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.Transport;
@@ -29,9 +30,9 @@ public final class Rendezvous {
 
     /**
      * Environment variable: {@code external} when a standalone store ({@code jccl store}) already serves the
-     * master address, so rank 0 does not start one.
+     * master address, so rank 0 does not start one ({@link JcclSettings#externalStore()}).
      */
-    public static final String STORE_ENV = "JCCL_STORE";
+    public static final String STORE_ENV = JcclSettings.STORE_ENV;
 
     private Rendezvous() {
     }
@@ -40,7 +41,8 @@ public final class Rendezvous {
      * shm when every rank is on this host (same host name and boot id) and {@code kind} is auto or shm; tcp
      * otherwise. The choice is the same on every rank, since every rank reads every rank's host identity.
      */
-    static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind) {
+    static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind,
+                                      JcclSettings settings) {
         Duration timeout = tcp.connectTimeout();
         store.setString("host/" + env.rank(), hostIdentity());
         boolean oneHost = true;
@@ -52,14 +54,9 @@ public final class Rendezvous {
             throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks are on more than one host");
         }
         if (oneHost && !kind.equals("tcp")) {
-            String ring = System.getenv(ShmTransport.RING_ENV);
-            String arena = System.getenv(ShmTransport.ARENA_ENV);
-            String registered = System.getenv(ShmTransport.REGISTERED_ENV);
-            return ShmTransport.connect(env.rank(), env.worldSize(), store, ShmTransport.defaultDirectory(),
-                    ring == null ? ShmTransport.RING_DEFAULT : Integer.parseInt(ring.trim()),
-                    arena == null ? ShmTransport.ARENA_DEFAULT : Integer.parseInt(arena.trim()),
-                    registered == null ? ShmTransport.REGISTERED_DEFAULT : Integer.parseInt(registered.trim()),
-                    timeout);
+            return ShmTransport.connect(env.rank(), env.worldSize(), store, settings.shmDirectory(),
+                    settings.shmRingBytes(), settings.shmArenaBytes(), settings.shmRegisteredBytes(),
+                    settings.oversubscribedSpins(), timeout);
         }
         return TcpTransport.connect(env.rank(), env.worldSize(), store, tcp);
     }
@@ -169,26 +166,31 @@ public final class Rendezvous {
         }
     }
 
+    /**
+     * Connects rank {@code env.rank()} to the others: the secret, the TCP and shared-memory settings and
+     * {@code JCCL_STORE} come from {@code config}'s {@link CommunicatorConfig#settings()}.
+     */
     public static Communicator connect(LaunchEnvironment env, CommunicatorConfig config) {
-        JobSecret secret = JobSecret.fromEnvironment();
+        JcclSettings settings = config.settings();
+        JobSecret secret = JobSecret.from(settings);
         if (secret.isEmpty()) {
             LOG.warn("rank {}: {} is not set: peers are not authenticated (jccl launch sets it)", env.rank(),
                     JobSecret.ENV);
         }
-        TcpOptions tcp = TcpOptions.fromEnvironment(env.masterAddr());
+        TcpOptions tcp = TcpOptions.from(settings, env.masterAddr());
         String kind = env.transport();
         if (!kind.equals("auto") && !kind.equals("tcp") && !kind.equals("shm")) {
             throw new IllegalArgumentException("JCCL_TRANSPORT must be auto, shm or tcp, got '" + kind + "'");
         }
         Duration timeout = tcp.connectTimeout();
-        boolean external = "external".equalsIgnoreCase(System.getenv(STORE_ENV));
+        boolean external = settings.externalStore();
         TcpStoreServer server = env.rank() == 0 && !external
                 ? TcpStoreServer.start(tcp.bindHost(), env.masterPort(), secret) : null;
         Transport transport = null;
         try (TcpStore client = TcpStore.connect(env.masterAddr(), env.masterPort(), secret, timeout)) {
             Store store = new PrefixStore("jccl", client);
             join(env.rank(), env.worldSize(), store, timeout);
-            transport = connectTransport(env, store, tcp, kind);
+            transport = connectTransport(env, store, tcp, kind, settings);
             DefaultCommunicator comm = new DefaultCommunicator(transport, config);
             comm.barrier(); // every rank is connected: the store is no longer needed
             return comm;
