@@ -339,9 +339,9 @@ public final class JcclSettings {
         try {
             HexFormat.of().parseHex(hex);
         } catch (IllegalArgumentException e) {
-            // the value is not shown: it is a secret
+            // neither the value nor the cause (which quotes a character of it) is shown: it is a secret
             throw new IllegalArgumentException(SECRET_ENV + " must be hexadecimal (" + hex.length()
-                    + " characters given)", e);
+                    + " characters given)");
         }
         return hex;
     }

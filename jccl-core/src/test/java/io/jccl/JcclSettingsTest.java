@@ -179,6 +179,7 @@ class JcclSettingsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> env("JCCL_SECRET", "s3cr3t"));
         assertTrue(e.getMessage().contains("JCCL_SECRET"), e.getMessage());
         assertFalse(e.getMessage().contains("s3cr3t"), e.getMessage());
+        assertNull(e.getCause(), "the cause would quote a character of the secret");
         String shown = env("JCCL_SECRET", "abcdef0123").toString();
         assertFalse(shown.contains("abcdef0123"), shown);
         assertTrue(shown.contains("secret=set"), shown);
