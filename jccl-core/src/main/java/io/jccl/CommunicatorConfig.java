@@ -4,52 +4,51 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Communicator-wide settings. Immutable; every tunable has a system property or environment variable and a
- * default.
+ * Communicator-wide settings: the default timeout, the trace and the algorithm per operation, and the
+ * {@link JcclSettings} the config was made from, which the entry points use for everything else (transports,
+ * rendezvous, the tuning file). Immutable; every tunable has an environment variable (some a system property too)
+ * and a default, docs/configuration.md.
  */
 public final class CommunicatorConfig {
     /** Environment variable (or system property {@code jccl.timeout.ms}) for the default timeout. */
-    public static final String TIMEOUT_ENV = "JCCL_TIMEOUT_MS";
-    public static final String TIMEOUT_PROP_NAME = "jccl.timeout.ms";
+    public static final String TIMEOUT_ENV = JcclSettings.TIMEOUT_ENV;
+    public static final String TIMEOUT_PROP_NAME = JcclSettings.TIMEOUT_PROPERTY;
     /** As torch.distributed: 30 minutes. */
-    public static final Duration TIMEOUT_DEFAULT = Duration.ofMinutes(30);
+    public static final Duration TIMEOUT_DEFAULT = JcclSettings.TIMEOUT_DEFAULT;
 
     /** Environment variable (or system property {@code jccl.trace}): path prefix of the JSONL bandwidth trace. */
-    public static final String TRACE_ENV = "JCCL_TRACE";
-    public static final String TRACE_PROP_NAME = "jccl.trace";
+    public static final String TRACE_ENV = JcclSettings.TRACE_ENV;
+    public static final String TRACE_PROP_NAME = JcclSettings.TRACE_PROPERTY;
 
     /** Prefix of the environment variables that choose an operation's algorithm: {@code JCCL_ALGO_ALL_REDUCE=tree}. */
-    public static final String ALGORITHM_ENV_PREFIX = "JCCL_ALGO_";
+    public static final String ALGORITHM_ENV_PREFIX = JcclSettings.ALGORITHM_ENV_PREFIX;
 
     private final Duration timeout;
     private final String tracePrefix;
     private final java.util.Map<OpType, Algorithm> algorithms;
+    private final JcclSettings settings;
 
-    private CommunicatorConfig(Duration timeout, String tracePrefix) {
-        this(timeout, tracePrefix, algorithmsFromEnvironment());
-    }
-
-    private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms) {
+    private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms,
+                               JcclSettings settings) {
         this.timeout = timeout;
         this.tracePrefix = tracePrefix;
         this.algorithms = algorithms;
+        this.settings = settings;
     }
 
-    /** {@code JCCL_ALGO_ALL_REDUCE=ring|tree} (also {@code JCCL_ALGO_ALLREDUCE}), ... for every operation. */
-    private static java.util.Map<OpType, Algorithm> algorithmsFromEnvironment() {
-        java.util.Map<OpType, Algorithm> m = new java.util.EnumMap<>(OpType.class);
-        for (OpType op : OpType.values()) {
-            String v = System.getenv(ALGORITHM_ENV_PREFIX + op.name());
-            if (v == null) {
-                v = System.getenv(ALGORITHM_ENV_PREFIX + op.name().replace("_", ""));
-            }
-            if (v != null && !v.isBlank()) {
-                Algorithm a = Algorithm.parse(v);
-                Algorithm.resolve(op, a); // rejects an algorithm the operation does not have
-                m.put(op, a);
-            }
-        }
-        return java.util.Collections.unmodifiableMap(m);
+    /** The timeout, trace and algorithms of {@code settings}, which the communicator's transports also take. */
+    public static CommunicatorConfig of(JcclSettings settings) {
+        Objects.requireNonNull(settings, "settings");
+        return new CommunicatorConfig(settings.timeout(), settings.tracePrefix(), settings.algorithms(), settings);
+    }
+
+    /**
+     * The settings this config was made from: what the entry points give the transports, the rendezvous and the
+     * cost model. The communicator's own values are this config's ({@link #timeout()}, ...), which the
+     * {@code with...} methods may have changed.
+     */
+    public JcclSettings settings() {
+        return settings;
     }
 
     /** The algorithm {@code op} uses when a call asks for AUTO (per communicator; the environment sets it too). */
@@ -58,7 +57,7 @@ public final class CommunicatorConfig {
         java.util.Map<OpType, Algorithm> m = new java.util.EnumMap<>(OpType.class);
         m.putAll(algorithms);
         m.put(op, algorithm);
-        return new CommunicatorConfig(timeout, tracePrefix, java.util.Collections.unmodifiableMap(m));
+        return new CommunicatorConfig(timeout, tracePrefix, java.util.Collections.unmodifiableMap(m), settings);
     }
 
     /** {@code algorithm} for every operation that has it (the others keep their choice). */
@@ -77,27 +76,17 @@ public final class CommunicatorConfig {
         return algorithms.getOrDefault(op, Algorithm.AUTO);
     }
 
-    /** Defaults, overridden by {@code -Djccl.timeout.ms} or {@code JCCL_TIMEOUT_MS}. */
+    /**
+     * The settings of this process's environment ({@link JcclSettings#fromEnvironment()}): the defaults, overridden
+     * by {@code -Djccl.timeout.ms} or {@code JCCL_TIMEOUT_MS}, {@code JCCL_TRACE}, {@code JCCL_ALGO_<OP>}, ...
+     */
     public static CommunicatorConfig fromEnvironment() {
-        String trace = System.getProperty(TRACE_PROP_NAME, System.getenv(TRACE_ENV));
-        if (trace != null && trace.isBlank()) {
-            trace = null;
-        }
-        String v = System.getProperty(TIMEOUT_PROP_NAME, System.getenv(TIMEOUT_ENV));
-        if (v == null || v.isBlank()) {
-            return new CommunicatorConfig(TIMEOUT_DEFAULT, trace);
-        }
-        try {
-            return new CommunicatorConfig(Duration.ofMillis(Long.parseLong(v.trim())), trace).validated();
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(TIMEOUT_ENV + " must be a whole number of milliseconds, got '" + v
-                    + "'", e);
-        }
+        return of(JcclSettings.fromEnvironment());
     }
 
     public CommunicatorConfig withTimeout(Duration newTimeout) {
-        return new CommunicatorConfig(Objects.requireNonNull(newTimeout, "timeout"), tracePrefix, algorithms)
-                .validated();
+        return new CommunicatorConfig(Objects.requireNonNull(newTimeout, "timeout"), tracePrefix, algorithms,
+                settings).validated();
     }
 
     /**
@@ -105,7 +94,7 @@ public final class CommunicatorConfig {
      * (docs/trace.md); null switches it off.
      */
     public CommunicatorConfig withTrace(String prefix) {
-        return new CommunicatorConfig(timeout, prefix, algorithms);
+        return new CommunicatorConfig(timeout, prefix, algorithms, settings);
     }
 
     /** The trace prefix, or null when tracing is off. */

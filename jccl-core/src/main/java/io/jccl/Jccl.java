@@ -23,24 +23,32 @@ public final class Jccl {
     /**
      * This process's rank of a job started by {@code jccl launch}, torchrun, mpirun or srun: reads the rank, world
      * size and master address from the environment ({@link io.jccl.rendezvous.LaunchEnvironment}) and connects to
-     * every other rank.
+     * every other rank. Every setting is read here, once ({@link JcclSettings}).
      */
     public static Communicator fromEnvironment() {
-        return fromEnvironment(CommunicatorConfig.fromEnvironment());
+        return fromEnvironment(JcclSettings.fromEnvironment().communicatorConfig());
     }
 
+    /**
+     * As {@link #fromEnvironment()}, with {@code config}; the launch identity and the transports' settings come
+     * from {@link CommunicatorConfig#settings()}, the environment read when the config was made.
+     */
     public static Communicator fromEnvironment(CommunicatorConfig config) {
-        return io.jccl.rendezvous.Rendezvous.connect(io.jccl.rendezvous.LaunchEnvironment.fromEnvironment(), config);
+        Objects.requireNonNull(config, "config");
+        return io.jccl.rendezvous.Rendezvous.connect(
+                io.jccl.rendezvous.LaunchEnvironment.from(config.settings().environment()), config);
     }
 
     /** {@code worldSize} communicators over one in-process queue mesh, rank i at index i. */
     public static List<Communicator> inProcess(int worldSize) {
-        return inProcess(worldSize, CommunicatorConfig.fromEnvironment());
+        return inProcess(worldSize, JcclSettings.fromEnvironment().communicatorConfig());
     }
 
+    /** As {@link #inProcess(int)}, the mesh sized by {@code config}'s {@link CommunicatorConfig#settings()}. */
     public static List<Communicator> inProcess(int worldSize, CommunicatorConfig config) {
         Objects.requireNonNull(config, "config");
-        QueueMesh mesh = QueueMesh.create(worldSize);
+        JcclSettings settings = config.settings();
+        QueueMesh mesh = QueueMesh.create(worldSize, settings.localArenaBytes(), settings.oversubscribedSpins());
         List<Communicator> comms = new ArrayList<>(worldSize);
         for (int r = 0; r < worldSize; r++) {
             comms.add(new DefaultCommunicator(mesh.endpoint(r), config));
@@ -50,7 +58,7 @@ public final class Jccl {
 
     /** Runs {@code body} on {@code worldSize} threads, one rank each; see {@link #runThreads(int, CommunicatorConfig, RankBody)}. */
     public static <T> List<T> runThreads(int worldSize, RankBody<T> body) {
-        return runThreads(worldSize, CommunicatorConfig.fromEnvironment(), body);
+        return runThreads(worldSize, JcclSettings.fromEnvironment().communicatorConfig(), body);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.jccl.cli;
 
+import io.jccl.JcclSettings;
 import io.jccl.launch.Launcher;
 import io.jccl.security.JobSecret;
 import picocli.CommandLine.Command;
@@ -49,13 +50,14 @@ public final class LaunchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        JcclSettings settings = JcclSettings.fromEnvironment();
         // nodes of one job must share the secret: take it from the environment when set, else make one
-        JobSecret secret = System.getenv(JobSecret.ENV) != null ? JobSecret.fromEnvironment() : JobSecret.generate();
-        if (nnodes > 1 && System.getenv(JobSecret.ENV) == null) {
+        JobSecret secret = settings.secretHex() != null ? JobSecret.from(settings) : JobSecret.generate();
+        if (nnodes > 1 && settings.secretHex() == null) {
             throw new IllegalArgumentException("with --nnodes > 1 every node must be given the same " + JobSecret.ENV
                     + " (hex), e.g. JCCL_SECRET=$(openssl rand -hex 32)");
         }
         return new Launcher(nproc, nnodes, nodeRank, masterAddr, masterPort, transport, secret, command, Map.of(),
-                System.out).run();
+                System.out, settings.shmDirectory()).run();
     }
 }

@@ -1,5 +1,6 @@
 package io.jccl.cli;
 
+import io.jccl.JcclSettings;
 import io.jccl.store.TcpStoreServer;
 import io.jccl.security.JobSecret;
 import picocli.CommandLine.Command;
@@ -23,7 +24,7 @@ public final class StoreCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        JobSecret secret = JobSecret.fromEnvironment();
+        JobSecret secret = JobSecret.from(JcclSettings.fromEnvironment());
         if (secret.isEmpty()) {
             System.err.println("jccl store: " + JobSecret.ENV + " is not set: clients are not authenticated");
         }

@@ -55,7 +55,8 @@ public final class TuneCommand implements Callable<Integer> {
         bench.transport = transport;
         bench.scale = scale;
         int p = ranks;
-        Path file = output != null ? output.toPath() : CostModel.defaultFile();
+        io.jccl.JcclSettings settings = io.jccl.JcclSettings.fromEnvironment();
+        Path file = output != null ? output.toPath() : settings.tuneFile();
         CostModel model = CostModel.load(file);
 
         List<Bench.Row> ring = bench.measure(Bench.Op.ALLREDUCE, Algorithm.RING, new long[] {small, big});
@@ -70,7 +71,7 @@ public final class TuneCommand implements Callable<Integer> {
             List<Bench.Row> shared = bench.measure(Bench.Op.ALLREDUCE, Algorithm.SHARED_MEMORY,
                     new long[] {small, big});
             double a = shared.get(0).medianUs;
-            int arenaBytes = name.equals("shm") ? io.jccl.transport.shm.ShmTransport.ARENA_DEFAULT : 4 << 20;
+            int arenaBytes = name.equals("shm") ? settings.shmArenaBytes() : settings.localArenaBytes();
             double syncs = 2 * Math.ceil((double) shared.get(1).bytes / arenaBytes);
             double b = Math.max(1e-7, (shared.get(1).medianUs - syncs * a) / (3.0 * shared.get(1).bytes));
             model = model.with(name, "arena", a, b);
@@ -80,8 +81,8 @@ public final class TuneCommand implements Callable<Integer> {
         }
         model.store(file, "jccl tune --transport " + transport + " --ranks " + ranks);
         out.println("wrote " + file);
-        int arena = transport.equals("tcp") ? 0 : name.equals("shm") ? io.jccl.transport.shm.ShmTransport.ARENA_DEFAULT
-                : 4 << 20;
+        int arena = transport.equals("tcp") ? 0 : name.equals("shm") ? settings.shmArenaBytes()
+                : settings.localArenaBytes();
         AlgorithmSelector selector = new AlgorithmSelector(model, name, arena, p);
         out.printf("%nAUTO on %d ranks over %s now picks:%n%12s", p, transport, "bytes");
         OpType[] ops = {OpType.ALL_REDUCE, OpType.BROADCAST, OpType.ALL_GATHER, OpType.REDUCE_SCATTER};

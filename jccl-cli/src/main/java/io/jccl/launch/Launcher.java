@@ -35,10 +35,20 @@ public final class Launcher {
     private final List<String> command;
     private final Map<String, String> extraEnv;
     private final PrintStream out;
+    private final java.nio.file.Path shmDirectory;
     private final List<Process> children = new ArrayList<>();
 
+    /** As below, with the segment directory of this process's settings ({@code JCCL_SHM_DIR}). */
     public Launcher(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, String transport,
                     JobSecret secret, List<String> command, Map<String, String> extraEnv, PrintStream out) {
+        this(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, transport, secret, command, extraEnv, out,
+                io.jccl.JcclSettings.fromEnvironment().shmDirectory());
+    }
+
+    /** {@code shmDirectory}: where the ranks' shared-memory segments are, to remove those of killed ranks. */
+    public Launcher(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, String transport,
+                    JobSecret secret, List<String> command, Map<String, String> extraEnv, PrintStream out,
+                    java.nio.file.Path shmDirectory) {
         if (nprocPerNode < 1 || nnodes < 1 || nodeRank < 0 || nodeRank >= nnodes) {
             throw new IllegalArgumentException("need -n >= 1, --nnodes >= 1 and 0 <= --node-rank < --nnodes, got n="
                     + nprocPerNode + ", nnodes=" + nnodes + ", node-rank=" + nodeRank);
@@ -59,6 +69,7 @@ public final class Launcher {
         this.command = List.copyOf(command);
         this.extraEnv = Map.copyOf(extraEnv);
         this.out = out;
+        this.shmDirectory = Objects.requireNonNull(shmDirectory, "shmDirectory");
     }
 
     static int freePort(String host) {
@@ -149,7 +160,7 @@ public final class Launcher {
                 pids.add(p.pid());
             }
         }
-        java.nio.file.Path dir = io.jccl.transport.shm.ShmTransport.defaultDirectory();
+        java.nio.file.Path dir = shmDirectory;
         try (java.nio.file.DirectoryStream<java.nio.file.Path> files =
                      java.nio.file.Files.newDirectoryStream(dir, "jccl-*.shm")) {
             for (java.nio.file.Path f : files) {

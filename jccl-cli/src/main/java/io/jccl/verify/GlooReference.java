@@ -38,8 +38,7 @@ public final class GlooReference {
 
     /** The interpreter to use: {@code $JCCL_TORCH_PYTHON}, else {@code /usr/bin/python3}. */
     public static String pythonPath() {
-        String env = System.getenv(PYTHON_ENV);
-        return env != null && !env.isBlank() ? env : PYTHON_DEFAULT;
+        return io.jccl.JcclSettings.fromEnvironment().torchPython();
     }
 
     /** Probes for torch; returns null (with the reason in {@code why[0]}) when it cannot be imported. */

@@ -41,12 +41,9 @@ public final class CostModel {
         p.setProperty(transport + "." + kind + ".beta_us_per_byte", Double.toString(beta));
     }
 
+    /** {@code JCCL_TUNE_FILE}, else {@code ~/.jccl/tune.properties}; a communicator takes its settings' file. */
     public static Path defaultFile() {
-        String env = System.getenv(FILE_ENV);
-        if (env != null && !env.isBlank()) {
-            return Path.of(env.trim());
-        }
-        return Path.of(System.getProperty("user.home"), ".jccl", "tune.properties");
+        return io.jccl.JcclSettings.fromEnvironment().tuneFile();
     }
 
     /** The defaults overridden by {@link #defaultFile()} when it exists. */

@@ -624,8 +624,8 @@ public final class DefaultCommunicator implements Communicator {
     public synchronized AlgorithmSelector selector() {
         if (selector == null) {
             io.jccl.transport.SharedArena a = transport.arena();
-            selector = new AlgorithmSelector(CostModel.load(), transport.name(), a == null ? 0 : a.bufferBytes(),
-                    size());
+            selector = new AlgorithmSelector(CostModel.load(config.settings().tuneFile()), transport.name(),
+                    a == null ? 0 : a.bufferBytes(), size());
         }
         return selector;
     }

@@ -35,8 +35,9 @@ public final class LaunchEnvironment {
         this.transport = transport;
     }
 
+    /** Parses this process's environment ({@link io.jccl.JcclSettings#environment()}). */
     public static LaunchEnvironment fromEnvironment() {
-        return from(System.getenv());
+        return from(io.jccl.JcclSettings.fromEnvironment().environment());
     }
 
     /** Parses a map of environment variables. */

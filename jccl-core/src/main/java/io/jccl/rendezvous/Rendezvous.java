@@ -9,6 +9,7 @@ import io.jccl.store.Store;
 
 import io.jccl.Communicator;
 import io.jccl.CommunicatorConfig;
+import io.jccl.JcclSettings;
 import io.jccl.pipeline.DefaultCommunicator;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.Transport;
@@ -30,9 +31,9 @@ public final class Rendezvous {
 
     /**
      * Environment variable: {@code external} when a standalone store ({@code jccl store}) already serves the
-     * master address, so rank 0 does not start one.
+     * master address, so rank 0 does not start one ({@link JcclSettings#externalStore()}).
      */
-    public static final String STORE_ENV = "JCCL_STORE";
+    public static final String STORE_ENV = JcclSettings.STORE_ENV;
 
     private Rendezvous() {
     }
@@ -43,7 +44,8 @@ public final class Rendezvous {
      * {@link HybridTransport}. With {@code kind} tcp no proof is made; with shm every rank must share memory.
      * Every rank decides from every rank's published view, so the choices agree.
      */
-    static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind) {
+    static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind,
+                                      JcclSettings settings) {
         Duration timeout = tcp.connectTimeout();
         int rank = env.rank();
         int world = env.worldSize();
@@ -51,14 +53,14 @@ public final class Rendezvous {
         if (kind.equals("tcp")) {
             return TcpTransport.connect(rank, world, store, tcp);
         }
-        String[] seen = shareMemory(rank, world, store, ShmTransport.defaultDirectory(), timeout);
+        String[] seen = shareMemory(rank, world, store, settings.shmDirectory(), timeout);
         int[] group = localGroup(rank, seen);
         if (kind.equals("shm") && group.length < world) {
             throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks do not all share memory: "
                     + notSharing(world, seen, store, timeout));
         }
         if (group.length == world) {
-            return connectShm(rank, world, store, timeout);
+            return connectShm(rank, world, store, settings, timeout);
         }
         if (group.length == 1) {
             return TcpTransport.connect(rank, world, store, tcp);
@@ -68,7 +70,7 @@ public final class Rendezvous {
         Transport remote = TcpTransport.connect(rank, world, store, tcp);
         try {
             Transport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
-                    timeout);
+                    settings, timeout);
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
             return new HybridTransport(rank, world, group, local, remote);
         } catch (RuntimeException e) {
@@ -77,15 +79,9 @@ public final class Rendezvous {
         }
     }
 
-    private static Transport connectShm(int rank, int size, Store store, Duration timeout) {
-        String ring = System.getenv(ShmTransport.RING_ENV);
-        String arena = System.getenv(ShmTransport.ARENA_ENV);
-        String registered = System.getenv(ShmTransport.REGISTERED_ENV);
-        return ShmTransport.connect(rank, size, store, ShmTransport.defaultDirectory(),
-                ring == null ? ShmTransport.RING_DEFAULT : Integer.parseInt(ring.trim()),
-                arena == null ? ShmTransport.ARENA_DEFAULT : Integer.parseInt(arena.trim()),
-                registered == null ? ShmTransport.REGISTERED_DEFAULT : Integer.parseInt(registered.trim()),
-                timeout);
+    private static Transport connectShm(int rank, int size, Store store, JcclSettings settings, Duration timeout) {
+        return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
+                settings.shmArenaBytes(), settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
     }
 
     /**
@@ -292,19 +288,24 @@ public final class Rendezvous {
         }
     }
 
+    /**
+     * Connects rank {@code env.rank()} to the others: the secret, the TCP and shared-memory settings and
+     * {@code JCCL_STORE} come from {@code config}'s {@link CommunicatorConfig#settings()}.
+     */
     public static Communicator connect(LaunchEnvironment env, CommunicatorConfig config) {
-        JobSecret secret = JobSecret.fromEnvironment();
+        JcclSettings settings = config.settings();
+        JobSecret secret = JobSecret.from(settings);
         if (secret.isEmpty()) {
             LOG.warn("rank {}: {} is not set: peers are not authenticated (jccl launch sets it)", env.rank(),
                     JobSecret.ENV);
         }
-        TcpOptions tcp = TcpOptions.fromEnvironment(env.masterAddr());
+        TcpOptions tcp = TcpOptions.from(settings, env.masterAddr());
         String kind = env.transport();
         if (!kind.equals("auto") && !kind.equals("tcp") && !kind.equals("shm")) {
             throw new IllegalArgumentException("JCCL_TRANSPORT must be auto, shm or tcp, got '" + kind + "'");
         }
         Duration timeout = tcp.connectTimeout();
-        boolean external = "external".equalsIgnoreCase(System.getenv(STORE_ENV));
+        boolean external = settings.externalStore();
         TcpStoreServer server = env.rank() == 0 && !external
                 ? TcpStoreServer.start(tcp.bindHost(), env.masterPort(), secret) : null;
         Transport transport = null;
@@ -315,7 +316,7 @@ public final class Rendezvous {
                 tcp = tcp.withAdvertiseHost(client.localAddress());
             }
             join(env.rank(), env.worldSize(), store, timeout);
-            transport = connectTransport(env, store, tcp, kind);
+            transport = connectTransport(env, store, tcp, kind, settings);
             DefaultCommunicator comm = new DefaultCommunicator(transport, config);
             comm.barrier(); // every rank is connected: the store is no longer needed
             return comm;

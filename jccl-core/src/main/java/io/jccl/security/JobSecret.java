@@ -33,8 +33,13 @@ public final class JobSecret {
 
     /** The secret in {@code JCCL_SECRET}, or an empty one. */
     public static JobSecret fromEnvironment() {
-        String v = System.getenv(ENV);
-        return v == null || v.isBlank() ? new JobSecret(new byte[0]) : fromHex(v.trim());
+        return from(io.jccl.JcclSettings.fromEnvironment());
+    }
+
+    /** The secret of {@code settings} ({@code JCCL_SECRET}), or an empty one. */
+    public static JobSecret from(io.jccl.JcclSettings settings) {
+        String hex = settings.secretHex();
+        return hex == null || hex.isEmpty() ? none() : fromHex(hex);
     }
 
     public static JobSecret fromHex(String hex) {

@@ -16,9 +16,14 @@ public abstract class AbstractArena implements SharedArena {
     private volatile boolean interrupted;
 
     protected AbstractArena(int rank, int size, int ranksOnHost) {
+        this(rank, size, ranksOnHost, WaitStrategy.OVERSUBSCRIBED_SPINS_DEFAULT);
+    }
+
+    /** {@code oversubscribedSpins}: see {@link WaitStrategy#spinsFor(int, int)}. */
+    protected AbstractArena(int rank, int size, int ranksOnHost, int oversubscribedSpins) {
         this.rank = rank;
         this.size = size;
-        this.maxSpins = WaitStrategy.spinsFor(ranksOnHost);
+        this.maxSpins = WaitStrategy.spinsFor(ranksOnHost, oversubscribedSpins);
         this.idle = new WaitStrategy(maxSpins);
     }
 

@@ -16,10 +16,10 @@ public final class WaitStrategy {
 
     /**
      * Environment variable: spins before the first yield when ranks outnumber cores (default 0; while they do not,
-     * {@link #spinsFor} gives 200).
+     * {@link #spinsFor} gives 200). Read by {@code io.jccl.JcclSettings}, passed to {@link #spinsFor(int, int)}.
      */
     public static final String OVERSUBSCRIBED_SPINS_ENV = "JCCL_OVERSUBSCRIBED_SPINS";
-    private static final int OVERSUBSCRIBED_SPINS = parseSpins(System.getenv(OVERSUBSCRIBED_SPINS_ENV));
+    public static final int OVERSUBSCRIBED_SPINS_DEFAULT = 0;
 
     private final int maxSpins;
     private int spins;
@@ -34,12 +34,13 @@ public final class WaitStrategy {
      * while they fit the cores, else none ({@code JCCL_OVERSUBSCRIBED_SPINS} overrides the latter): a spinning rank
      * would hold the core its peer needs.
      */
-    public static int spinsFor(int ranksOnHost) {
-        return ranksOnHost <= Runtime.getRuntime().availableProcessors() ? 200 : OVERSUBSCRIBED_SPINS;
+    public static int spinsFor(int ranksOnHost, int oversubscribedSpins) {
+        return ranksOnHost <= Runtime.getRuntime().availableProcessors() ? 200 : oversubscribedSpins;
     }
 
-    private static int parseSpins(String v) {
-        return v == null || v.isBlank() ? 0 : Integer.parseInt(v.trim());
+    /** {@link #spinsFor(int, int)} with the default {@link #OVERSUBSCRIBED_SPINS_DEFAULT}. */
+    public static int spinsFor(int ranksOnHost) {
+        return spinsFor(ranksOnHost, OVERSUBSCRIBED_SPINS_DEFAULT);
     }
 
     /** Resets after work ({@code workCount > 0}), else waits one turn. */

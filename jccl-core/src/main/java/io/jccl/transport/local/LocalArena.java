@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 final class LocalArena {
     /** Bytes of one exchange buffer: {@code JCCL_LOCAL_ARENA_BYTES}, default 4 MiB. */
     static final String BYTES_ENV = "JCCL_LOCAL_ARENA_BYTES";
-    private static final int DEFAULT_BYTES = 4 << 20;
+    static final int DEFAULT_BYTES = 4 << 20;
 
     private final int size;
     private final int bufferBytes;
@@ -28,14 +28,11 @@ final class LocalArena {
     private final AtomicLongArray counters;
     private final AtomicReferenceArray<FrameHeader> signatures;
     private final AtomicReferenceArray<Buf> exposed;
+    private final int oversubscribedSpins;
 
-    static int bytesFromEnvironment() {
-        String env = System.getenv(BYTES_ENV);
-        return env == null || env.isBlank() ? DEFAULT_BYTES : Integer.parseInt(env.trim());
-    }
-
-    LocalArena(int size, int bufferBytes) {
+    LocalArena(int size, int bufferBytes, int oversubscribedSpins) {
         this.size = size;
+        this.oversubscribedSpins = oversubscribedSpins;
         this.bufferBytes = bufferBytes;
         if (bufferBytes < 4096 || bufferBytes % 8 != 0) {
             throw new IllegalArgumentException("exchange buffer bytes (" + BYTES_ENV + ") must be a multiple of 8 of "
@@ -65,7 +62,7 @@ final class LocalArena {
 
     private final class View extends AbstractArena {
         View(int rank) {
-            super(rank, size, size);
+            super(rank, size, size, oversubscribedSpins);
         }
 
         @Override

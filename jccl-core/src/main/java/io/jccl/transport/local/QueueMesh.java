@@ -23,7 +23,7 @@ public final class QueueMesh {
     private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
     private final LocalArena arena;
 
-    private QueueMesh(int size, int arenaBytes) {
+    private QueueMesh(int size, int arenaBytes, int oversubscribedSpins) {
         if (size < 1) {
             throw new IllegalArgumentException("world size must be at least 1: size=" + size);
         }
@@ -32,16 +32,22 @@ public final class QueueMesh {
         for (int r = 0; r < size; r++) {
             inboxes[r] = new Inbox(size);
         }
-        this.arena = new LocalArena(size, arenaBytes);
+        this.arena = new LocalArena(size, arenaBytes, oversubscribedSpins);
     }
 
+    /** A mesh with the default exchange buffers (4 MiB) and waits; {@code Jccl} passes the settings instead. */
     public static QueueMesh create(int size) {
-        return new QueueMesh(size, LocalArena.bytesFromEnvironment());
+        return create(size, LocalArena.DEFAULT_BYTES);
     }
 
     /** A mesh whose shared arena has exchange buffers of {@code arenaBytes} (a multiple of 8, at least 4096). */
     public static QueueMesh create(int size, int arenaBytes) {
-        return new QueueMesh(size, arenaBytes);
+        return create(size, arenaBytes, io.jccl.transport.WaitStrategy.OVERSUBSCRIBED_SPINS_DEFAULT);
+    }
+
+    /** As {@link #create(int, int)}, waits spinning {@code oversubscribedSpins} times when ranks outnumber cores. */
+    public static QueueMesh create(int size, int arenaBytes, int oversubscribedSpins) {
+        return new QueueMesh(size, arenaBytes, oversubscribedSpins);
     }
 
     public int size() {

@@ -20,7 +20,6 @@ import java.io.File;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
@@ -76,6 +75,7 @@ public final class ShmTransport implements Transport {
     private final Inbox inbox;
     private final ArrayPool pool = new ArrayPool();
     private final int maxSpins;
+    final int oversubscribedSpins;
     /**
      * Each receiving thread's wait, kept across the slices of one wait (see {@link #receive}), so that a rank
      * waiting long for a late peer parks instead of yielding again at every slice.
@@ -86,7 +86,7 @@ public final class ShmTransport implements Transport {
     private ShmArena arena;
     private volatile boolean closed;
 
-    private ShmTransport(int rank, int size, Path file) {
+    private ShmTransport(int rank, int size, Path file, int oversubscribedSpins) {
         this.rank = rank;
         this.size = size;
         this.file = file;
@@ -95,7 +95,8 @@ public final class ShmTransport implements Transport {
         this.inbox = new Inbox(size);
         this.watch = new PeerWatch(rank, size, inbox);
         this.drain = new ShmDrain(rank, size, inbox, pool, watch);
-        this.maxSpins = WaitStrategy.spinsFor(size);
+        this.oversubscribedSpins = oversubscribedSpins;
+        this.maxSpins = WaitStrategy.spinsFor(size, oversubscribedSpins);
         this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
             sendLocks[i] = new ReentrantLock();
@@ -115,12 +116,7 @@ public final class ShmTransport implements Transport {
 
     /** The segment directory: {@code JCCL_SHM_DIR}, else /dev/shm when it exists, else the temp dir. */
     public static Path defaultDirectory() {
-        String env = System.getenv(DIR_ENV);
-        if (env != null && !env.isBlank()) {
-            return Path.of(env.trim());
-        }
-        Path shm = Path.of("/dev/shm");
-        return Files.isDirectory(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        return io.jccl.JcclSettings.fromEnvironment().shmDirectory();
     }
 
     /** Connects rank {@code rank} of {@code size} ranks on this host, meeting them through {@code store}. */
@@ -134,6 +130,13 @@ public final class ShmTransport implements Transport {
      */
     public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
                                        int registeredBytes, Duration timeout) {
+        return connect(rank, size, store, dir, ringBytes, arenaBytes, registeredBytes,
+                WaitStrategy.OVERSUBSCRIBED_SPINS_DEFAULT, timeout);
+    }
+
+    /** As above, waits spinning {@code oversubscribedSpins} times when ranks outnumber cores. */
+    public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
+                                       int registeredBytes, int oversubscribedSpins, Duration timeout) {
         checkCapacity(ringBytes);
         checkArenaBytes(arenaBytes);
         checkRegisteredBytes(registeredBytes);
@@ -150,7 +153,7 @@ public final class ShmTransport implements Transport {
                     + "region (" + REGISTERED_ENV + ")");
         }
         MappedByteBuffer own = ShmSegment.create(rank, file, length);
-        ShmTransport t = new ShmTransport(rank, size, file);
+        ShmTransport t = new ShmTransport(rank, size, file, oversubscribedSpins);
         try {
             long pid = ProcessHandle.current().pid();
             ShmSegment.writeHeader(own, rank, size, ringBytes, arenaBytes, registeredBytes, pid,

@@ -49,17 +49,13 @@ public final class TcpOptions {
 
     /** From the environment, for a job whose store is at {@code masterHost}. */
     public static TcpOptions fromEnvironment(String masterHost) {
-        boolean loopback = masterHost.startsWith("127.") || masterHost.equals("localhost") || masterHost.equals("::1");
-        String bind = env(BIND_ENV, loopback ? "127.0.0.1" : "0.0.0.0");
-        String advertise = System.getenv(ADVERTISE_ENV);
-        long timeoutMs = Long.parseLong(env(CONNECT_TIMEOUT_ENV, Long.toString(CONNECT_TIMEOUT_DEFAULT.toMillis())));
-        long max = Long.parseLong(env(MAX_MESSAGE_ENV, Long.toString(MAX_MESSAGE_DEFAULT)));
-        return new TcpOptions(bind, advertise, JobSecret.fromEnvironment(), Duration.ofMillis(timeoutMs), max);
+        return from(io.jccl.JcclSettings.fromEnvironment(), masterHost);
     }
 
-    private static String env(String name, String dflt) {
-        String v = System.getenv(name);
-        return v == null || v.isBlank() ? dflt : v.trim();
+    /** From {@code settings}, for a job whose store is at {@code masterHost}. */
+    public static TcpOptions from(io.jccl.JcclSettings settings, String masterHost) {
+        return new TcpOptions(settings.bindAddress(masterHost), settings.advertiseAddress(), JobSecret.from(settings),
+                settings.connectTimeout(), settings.maxMessageBytes());
     }
 
     public String bindHost() {
