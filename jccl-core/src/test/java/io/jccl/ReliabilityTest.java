@@ -272,13 +272,24 @@ class ReliabilityTest {
         return out;
     }
 
-    /** jccl's segment files in the shared-memory directory. */
+    /** The segment files of this JVM in the shared-memory directory (other jobs on the machine may have theirs). */
     private static java.util.Set<String> segments() throws java.io.IOException {
         java.util.Set<String> out = new java.util.HashSet<>();
         java.nio.file.Path dir = io.jccl.transport.shm.ShmTransport.defaultDirectory();
+        long me = ProcessHandle.current().pid();
         try (java.nio.file.DirectoryStream<java.nio.file.Path> files =
                      java.nio.file.Files.newDirectoryStream(dir, "jccl-*.shm")) {
-            files.forEach(f -> out.add(f.toString()));
+            for (java.nio.file.Path f : files) {
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f)) {
+                    ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+                    if (ch.read(b, io.jccl.transport.shm.ShmSegmentDescriptor.OWNER_PID_OFFSET) == 8
+                            && b.getLong(0) == me) {
+                        out.add(f.toString());
+                    }
+                } catch (java.io.IOException gone) {
+                    // removed meanwhile
+                }
+            }
         }
         return out;
     }
