@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
@@ -7,11 +8,30 @@ import io.jccl.transport.SharedArena;
 /**
  * Allgather through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer of
  * each rank's input, every rank copies its part into its own buffer, arrives (the first round compares
- * signatures), and copies every other rank's part into its output. One synchronisation per round; every rank
- * writes T/P bytes and reads T (P-1)/P, as the ring's totals but without its P-1 steps.
+ * signatures), and copies every other rank's part into its output. Cost: {@link #predictMicros}: the
+ * ring's totals without its P-1 steps.
  */
-public final class SharedMemoryAllGather {
-    private SharedMemoryAllGather() {
+public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_GATHER;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allGather(call, operands.input(), operands.output());
+    }
+
+    /**
+     * One synchronisation per round of the input; every rank writes T/P bytes and reads T(P-1)/P (T = output
+     * bytes, P times the input): T copied in all.
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        t *= p;
+        return arenaMicros(topology, arena, rounds(t / p, topology), t);
     }
 
     public static void allGather(CollectiveCall call, Buf input, Buf output) {

@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -15,9 +16,8 @@ import io.jccl.transport.SharedArena;
  *       into its output and back into its own buffer, and arrives again; then every rank copies the other slices'
  *       results: two synchronisations, and the reduction work is shared.</li>
  * </ul>
- * Bytes per rank and round of T bytes: written T (input) + T/P (result slice); read T (slice of every rank) +
- * T (P-1)/P (others' results); against the ring's 2T(P-1)/P sent and as much received, with 2(P-1) steps. Exchange
- * buffers alternate between rounds, so a rank fills one while slow peers still read the other.
+ * Cost: {@link #predictMicros}; against the ring's 2T(P-1)/P bytes sent and as many received, in 2(P-1)
+ * steps. Exchange buffers alternate between rounds, so a rank fills one while slow peers still read the other.
  *
  * <p>Ranks that are threads skip the copy in for calls above {@link #SMALL_BYTES}: peers read each other's buffers
  * in place (see {@code allReduceInPlace}).
@@ -26,11 +26,44 @@ import io.jccl.transport.SharedArena;
  * the order is not gloo's ring order, so float results agree with gloo within the bound of docs/verification.md.
  * The first round compares every rank's signature, so a mismatch fails every rank at once.
  */
-public final class SharedMemoryAllReduce {
+public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
     /** Rounds up to this size are reduced whole by every rank. */
     public static final int SMALL_BYTES = 16 << 10;
 
-    private SharedMemoryAllReduce() {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_REDUCE;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allReduce(call, operands.data(), operands.reduceOp());
+    }
+
+    /** A buffer from {@code Communicator.allocate}, in native order, above {@link #SMALL_BYTES}: read in place. */
+    @Override
+    public boolean runRegistered(CollectiveCall call, io.jccl.Tensor tensor, ReduceOp op, int divideBy) {
+        SharedArena a = call.arena();
+        if (tensor.isBuffer() && call.size() > 1 && tensor.byteOrder() == java.nio.ByteOrder.nativeOrder()
+                && tensor.byteSize() > SMALL_BYTES && a.exposeRegistered(tensor)) {
+            allReduceRegistered(call, tensor.dtype(), tensor.count(), op, divideBy);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * One synchronisation per round of at most {@link #SMALL_BYTES}, in which every rank writes T and reads T from
+     * each of the P buffers, its own included (T = buffer bytes); two per larger round, in which every rank writes
+     * T (input) + T/P (result slice) and reads T (its slice of every rank) + T(P-1)/P (the others' results): 3T in
+     * all.
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        boolean small = t <= SMALL_BYTES;
+        return arenaMicros(topology, arena, rounds(t, topology) * (small ? 1 : 2), small ? t * (p + 1) : 3 * t);
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {

@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
@@ -7,11 +8,25 @@ import io.jccl.transport.SharedArena;
 /**
  * Broadcast through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer,
  * the root copies its data into its buffer, every rank arrives (the first round compares signatures), and every
- * other rank copies the round out of the root's buffer. One synchronisation per round; the root writes T bytes
- * and every other rank reads T, against the tree's T bytes per step over ceil(log2 P) steps.
+ * other rank copies the round out of the root's buffer. Cost: {@link #predictMicros}, against the tree's T
+ * bytes per step over ceil(log2 P) steps.
  */
-public final class SharedMemoryBroadcast {
-    private SharedMemoryBroadcast() {
+public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.BROADCAST;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        broadcast(call, operands.data(), operands.root());
+    }
+
+    /** One synchronisation per round; the root writes T bytes and every other rank reads T (T = buffer bytes). */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        double t = bytes;
+        return arenaMicros(topology, arena, rounds(t, topology), t);
     }
 
     public static void broadcast(CollectiveCall call, Buf data, int root) {

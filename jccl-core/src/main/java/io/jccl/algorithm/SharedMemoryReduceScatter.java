@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -9,12 +10,31 @@ import io.jccl.transport.SharedArena;
  * Reduce-scatter through memory every rank can read ({@link SharedArena}): the input holds P blocks of m elements;
  * in rounds of c elements of every block (P c at most one exchange buffer), every rank copies those P pieces
  * into its own buffer (piece q at q c), arrives (the first round compares signatures), and reduces piece r of
- * every rank's buffer into its output, in rank order. One synchronisation per round; every rank writes T bytes
- * and reads T (P-1)/P, as the ring's totals but without its P-1 steps. Every element is reduced in rank order, so
+ * every rank's buffer into its output, in rank order. Cost: {@link #predictMicros}: the ring's totals without
+ * its P-1 steps. Every element is reduced in rank order, so
  * float results agree with gloo within the bound of docs/verification.md.
  */
-public final class SharedMemoryReduceScatter {
-    private SharedMemoryReduceScatter() {
+public final class SharedMemoryReduceScatter extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.REDUCE_SCATTER;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        reduceScatter(call, operands.input(), operands.output(), operands.reduceOp());
+    }
+
+    /**
+     * One synchronisation per round; every rank writes T bytes and reads T(P-1)/P (T = input bytes, P times the
+     * output).
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        t *= p;
+        return arenaMicros(topology, arena, rounds(t, topology), t + t * (p - 1) / p);
     }
 
     public static void reduceScatter(CollectiveCall call, Buf input, Buf output, ReduceOp op) {

@@ -17,15 +17,10 @@ import io.jccl.PeerAbortedException;
 import io.jccl.ReduceOp;
 import io.jccl.Tensor;
 import io.jccl.Work;
-import io.jccl.algorithm.BinomialTreeBroadcast;
-import io.jccl.algorithm.DirectGather;
-import io.jccl.algorithm.DirectScatter;
-import io.jccl.algorithm.PairwiseAllToAll;
-import io.jccl.algorithm.RingAllGather;
-import io.jccl.algorithm.RingAllReduce;
-import io.jccl.algorithm.RingReduce;
-import io.jccl.algorithm.RingReduceScatter;
-import io.jccl.algorithm.SignatureCheck;
+import io.jccl.algorithm.AlgorithmRegistry;
+import io.jccl.algorithm.CollectiveAlgorithm;
+import io.jccl.algorithm.Operands;
+import io.jccl.algorithm.Topology;
 import io.jccl.instrument.Counter;
 import io.jccl.instrument.TrafficCounters;
 import io.jccl.reduce.Reductions;
@@ -119,9 +114,9 @@ public final class DefaultCommunicator implements Communicator {
         return counters;
     }
 
-    /** A validated call, waiting for its sequence number. */
+    /** A validated call, waiting for its sequence number: stages the tensors and runs {@code algorithm}. */
     private interface Body {
-        void run(CollectiveCall call);
+        void run(CollectiveCall call, CollectiveAlgorithm algorithm);
     }
 
     private static final class Prepared {
@@ -131,17 +126,19 @@ public final class DefaultCommunicator implements Communicator {
         final int root;
         final ReduceOp reduceOp;
         final Algorithm algorithm;
+        final CollectiveAlgorithm implementation;
         final Duration timeout;
         final Body body;
 
         Prepared(OpType op, DataType dtype, long count, int root, ReduceOp reduceOp, Algorithm algorithm,
-                 Duration timeout, Body body) {
+                 CollectiveAlgorithm implementation, Duration timeout, Body body) {
             this.op = op;
             this.dtype = dtype;
             this.count = count;
             this.root = root;
             this.reduceOp = reduceOp;
             this.algorithm = algorithm;
+            this.implementation = implementation;
             this.timeout = timeout;
             this.body = body;
         }
@@ -163,37 +160,19 @@ public final class DefaultCommunicator implements Communicator {
         requireTensor(OpType.ALL_REDUCE, t, "tensor");
         requireOp(OpType.ALL_REDUCE, op, t.dtype());
         int world = size();
-        return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, call -> {
-            io.jccl.transport.SharedArena a = call.arena();
-            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY && t.isBuffer() && world > 1
-                    && t.byteOrder() == java.nio.ByteOrder.nativeOrder()
-                    && t.byteSize() > io.jccl.algorithm.SharedMemoryAllReduce.SMALL_BYTES && a.exposeRegistered(t)) {
-                // a buffer from allocate(): peers read it in place, nothing is staged
-                io.jccl.algorithm.SharedMemoryAllReduce.allReduceRegistered(call, t.dtype(), t.count(), op,
-                        op == ReduceOp.AVG ? world : 1);
-                return;
+        return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, (call, algorithm) -> {
+            if (algorithm.runRegistered(call, t, op, op == ReduceOp.AVG ? world : 1)) {
+                return; // a buffer from allocate(): peers read it in place, nothing is staged
             }
             Buf b = Staging.stage(t);
-            reduceAll(call, b, op, world);
+            reduceAll(call, algorithm, b, op, world);
             Staging.unstage(t, b);
         });
     }
 
-    /** The allreduce proper, by the call's algorithm, with AVG's division. */
-    private static void reduceAll(CollectiveCall call, Buf b, ReduceOp op, int world) {
-        switch (call.signature().algorithm()) {
-            case TREE:
-                io.jccl.algorithm.BinomialTreeAllReduce.allReduce(call, b, op);
-                break;
-            case HALVING_DOUBLING:
-                io.jccl.algorithm.HalvingDoublingAllReduce.allReduce(call, b, op);
-                break;
-            case SHARED_MEMORY:
-                io.jccl.algorithm.SharedMemoryAllReduce.allReduce(call, b, op);
-                break;
-            default:
-                RingAllReduce.allReduce(call, b, op);
-        }
+    /** The allreduce proper, with AVG's division. */
+    private static void reduceAll(CollectiveCall call, CollectiveAlgorithm algorithm, Buf b, ReduceOp op, int world) {
+        algorithm.run(call, Operands.inPlace(b, op, -1));
         if (op == ReduceOp.AVG) {
             Reductions.divide(b, world);
         }
@@ -229,7 +208,7 @@ public final class DefaultCommunicator implements Communicator {
         requireOp(OpType.ALL_REDUCE, op, dt);
         int world = size();
         int n = (int) total;
-        return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, call -> {
+        return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, (call, algorithm) -> {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
             for (Tensor t : tensors) {
@@ -237,7 +216,7 @@ public final class DefaultCommunicator implements Communicator {
                 b.copyTo(flat, at);
                 at += b.count();
             }
-            reduceAll(call, flat, op, world);
+            reduceAll(call, algorithm, flat, op, world);
             at = 0;
             for (Tensor t : tensors) {
                 Buf b = Staging.stage(t);
@@ -261,13 +240,9 @@ public final class DefaultCommunicator implements Communicator {
     private Prepared prepareBroadcast(Tensor t, int root, CollectiveOptions o) {
         requireTensor(OpType.BROADCAST, t, "tensor");
         requireRoot(OpType.BROADCAST, root);
-        return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, call -> {
+        return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, (call, algorithm) -> {
             Buf b = Staging.stage(t);
-            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
-                io.jccl.algorithm.SharedMemoryBroadcast.broadcast(call, b, root);
-            } else {
-                BinomialTreeBroadcast.broadcast(call, b, root);
-            }
+            algorithm.run(call, Operands.inPlace(b, null, root));
             Staging.unstage(t, b);
         });
     }
@@ -288,15 +263,9 @@ public final class DefaultCommunicator implements Communicator {
         requireSameType(OpType.ALL_GATHER, in, out);
         requireCount(OpType.ALL_GATHER, "output", out, (long) in.count() * size(),
                 "size x input = " + size() + " x " + in.count());
-        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, call -> {
+        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
             Buf ob = Staging.stage(out);
-            if (call.signature().algorithm() == Algorithm.BRUCK) {
-                io.jccl.algorithm.BruckAllGather.allGather(call, Staging.stage(in), ob);
-            } else if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
-                io.jccl.algorithm.SharedMemoryAllGather.allGather(call, Staging.stage(in), ob);
-            } else {
-                RingAllGather.allGather(call, Staging.stage(in), ob);
-            }
+            algorithm.run(call, new Operands(Staging.stage(in), ob, null, -1));
             Staging.unstage(out, ob);
         });
     }
@@ -323,13 +292,9 @@ public final class DefaultCommunicator implements Communicator {
         requireCount(OpType.REDUCE_SCATTER, "output", out, in.count() / size(),
                 "input / size = " + in.count() + " / " + size());
         int world = size();
-        return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, call -> {
+        return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, (call, algorithm) -> {
             Buf ob = Staging.stage(out);
-            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
-                io.jccl.algorithm.SharedMemoryReduceScatter.reduceScatter(call, Staging.stage(in), ob, op);
-            } else {
-                RingReduceScatter.reduceScatter(call, Staging.stage(in), ob, op);
-            }
+            algorithm.run(call, new Operands(Staging.stage(in), ob, op, -1));
             if (op == ReduceOp.AVG) {
                 Reductions.divide(ob, world);
             }
@@ -352,9 +317,9 @@ public final class DefaultCommunicator implements Communicator {
         requireRoot(OpType.REDUCE, root);
         requireOp(OpType.REDUCE, op, t.dtype());
         int world = size();
-        return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, call -> {
+        return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, (call, algorithm) -> {
             Buf b = Staging.stage(t);
-            RingReduce.reduce(call, b, root, op);
+            algorithm.run(call, Operands.inPlace(b, op, root));
             if (call.rank() == root) {
                 if (op == ReduceOp.AVG) {
                     Reductions.divide(b, world);
@@ -384,9 +349,9 @@ public final class DefaultCommunicator implements Communicator {
             requireCount(OpType.GATHER, "output", out, (long) in.count() * size(),
                     "size x input = " + size() + " x " + in.count());
         }
-        return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, call -> {
+        return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, (call, algorithm) -> {
             Buf ob = isRoot ? Staging.stage(out) : null;
-            DirectGather.gather(call, Staging.stage(in), ob, root);
+            algorithm.run(call, new Operands(Staging.stage(in), ob, null, root));
             if (isRoot) {
                 Staging.unstage(out, ob);
             }
@@ -413,9 +378,9 @@ public final class DefaultCommunicator implements Communicator {
             requireCount(OpType.SCATTER, "input", in, (long) out.count() * size(),
                     "size x output = " + size() + " x " + out.count());
         }
-        return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, call -> {
+        return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, (call, algorithm) -> {
             Buf ob = Staging.stage(out);
-            DirectScatter.scatter(call, isRoot ? Staging.stage(in) : null, ob, root);
+            algorithm.run(call, new Operands(isRoot ? Staging.stage(in) : null, ob, null, root));
             Staging.unstage(out, ob);
         });
     }
@@ -439,9 +404,9 @@ public final class DefaultCommunicator implements Communicator {
                     + ") elements, got " + in.count());
         }
         requireCount(OpType.ALL_TO_ALL, "output", out, in.count(), "the input's count");
-        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, call -> {
+        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
             Buf ob = Staging.stage(out);
-            PairwiseAllToAll.allToAll(call, Staging.stage(in), ob);
+            algorithm.run(call, new Operands(Staging.stage(in), ob, null, -1));
             Staging.unstage(out, ob);
         });
     }
@@ -457,13 +422,8 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     private Prepared prepareBarrier(CollectiveOptions o) {
-        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o, call -> {
-            if (call.signature().algorithm() == Algorithm.SHARED_MEMORY) {
-                io.jccl.algorithm.SharedMemoryBarrier.barrier(call);
-            } else {
-                SignatureCheck.agree(call, 0);
-            }
-        });
+        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o,
+                (call, algorithm) -> algorithm.run(call, Operands.NONE));
     }
 
     private static long epochMicros() {
@@ -588,13 +548,20 @@ public final class DefaultCommunicator implements Communicator {
             throw new IllegalArgumentException(op.label() + " options are null; use CollectiveOptions.DEFAULT");
         }
         Algorithm algorithm = choose(op, dtype, count, options.algorithm());
-        if (algorithm == Algorithm.SHARED_MEMORY && transport.arena() == null) {
-            throw new IllegalArgumentException(op.label() + ": algorithm SHARED_MEMORY needs ranks that share memory "
-                    + "(threads, or the shm transport) and the world communicator; this one runs over "
-                    + transport.name() + (transport instanceof io.jccl.transport.SubTransport ? " as a sub-group" : ""));
+        CollectiveAlgorithm implementation = AlgorithmRegistry.standard().get(op, algorithm);
+        String unsupported = implementation.unsupported(topology());
+        if (unsupported != null) {
+            throw new IllegalArgumentException(op.label() + ": " + unsupported);
         }
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
-        return new Prepared(op, dtype, count, root, reduceOp, algorithm, timeout, body);
+        return new Prepared(op, dtype, count, root, reduceOp, algorithm, implementation, timeout, body);
+    }
+
+    /** This communicator as the algorithms see it. */
+    private Topology topology() {
+        io.jccl.transport.SharedArena a = transport.arena();
+        return new Topology(size(), transport.name(), transport instanceof io.jccl.transport.SubTransport, a != null,
+                a == null ? 0 : a.bufferBytes());
     }
 
     private AlgorithmSelector selector;
@@ -671,18 +638,13 @@ public final class DefaultCommunicator implements Communicator {
             counters.add(p.op, Counter.CALLS, 1);
             long startNanos = System.nanoTime();
             long startMicros = trace == null ? 0 : epochMicros();
-            io.jccl.transport.SharedArena arena = p.algorithm == Algorithm.SHARED_MEMORY ? transport.arena() : null;
             enterCall();
             try {
-                if (arena != null) {
-                    arena.enter();
-                }
+                p.implementation.begin(call);
                 try {
-                    p.body.run(call);
+                    p.body.run(call, p.implementation);
                 } finally {
-                    if (arena != null) {
-                        arena.exit();
-                    }
+                    p.implementation.end(call);
                 }
                 record(call, startMicros, startNanos, null);
             } catch (RuntimeException e) {
