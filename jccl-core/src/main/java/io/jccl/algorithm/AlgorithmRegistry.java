@@ -57,8 +57,8 @@ public final class AlgorithmRegistry {
             CollectiveAlgorithm before = byOperation.computeIfAbsent(a.operation(), o -> new EnumMap<>(Algorithm.class))
                     .putIfAbsent(a.algorithm(), a);
             if (before != null) {
-                throw new IllegalArgumentException(a.operation().label() + " " + a.algorithm() + " is registered twice: "
-                        + before.getClass().getName() + " and " + a.getClass().getName());
+                throw new IllegalArgumentException(a.operation().label() + " " + a.algorithm()
+                        + " is registered twice: " + before.getClass().getName() + " and " + a.getClass().getName());
             }
         }
         byOperation.forEach((op, m) -> ordered.put(op, List.copyOf(m.values())));

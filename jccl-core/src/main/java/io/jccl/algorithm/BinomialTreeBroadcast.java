@@ -9,8 +9,8 @@ import io.jccl.step.CollectiveCall;
  * Binomial-tree broadcast. With ranks renumbered v = (r - root) mod P, rank v > 0 receives the whole buffer from
  * v - 2^floor(log2 v), then sends it to v + 2^k for every 2^k > v with v + 2^k < P, smallest first.
  *
- * <p>Cost: {@link #predictMicros}; each non-root receives T bytes once. Preceded by {@link SignatureCheck}, since a rank that wrongly believes it is
- * the root would otherwise send and return.
+ * <p>Cost: {@link #predictMicros}; each non-root receives T bytes once. Preceded by {@link SignatureCheck}, since
+ * a rank that wrongly believes it is the root would otherwise send and return.
  */
 public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
     @Override

@@ -15,8 +15,9 @@ import io.jccl.step.CollectiveCall;
  * <p>Halving, rounds k = 1..log2 p2 with distance d = p2 / 2^k: a rank and its partner (virtual rank xor d) split
  * their current range in two; the lower keeps the lower half, sends the upper and reduces the partner's lower half
  * into its own; after the last round each rank owns 1/p2 of the buffer, reduced. Doubling retraces the rounds,
- * exchanging owned ranges. Cost ({@link #predictMicros}): the ring's bandwidth in logarithmic latency. The summation order is a tree per element, so floats agree with
- * gloo within the bound of docs/verification.md; every rank gets the same bits.
+ * exchanging owned ranges. Cost ({@link #predictMicros}): the ring's bandwidth in logarithmic latency. The
+ * summation order is a tree per element, so floats agree with gloo within the bound of docs/verification.md; every
+ * rank gets the same bits.
  */
 public final class HalvingDoublingAllReduce implements CollectiveAlgorithm {
     @Override

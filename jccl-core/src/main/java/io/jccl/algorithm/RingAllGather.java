@@ -10,7 +10,8 @@ import io.jccl.step.CollectiveCall;
  * block (r-s) mod P to rank r+1 and receives block (r-s-1) mod P from rank r-1, segment by segment as the ring
  * allreduce does ({@link RingAllReduce#exchange}).
  *
- * <p>Cost: {@link #predictMicros}. A rank that stops after its first receive starves every other rank of the P-1 frames it needs, so a signature mismatch fails every rank.
+ * <p>Cost: {@link #predictMicros}. A rank that stops after its first receive starves every other rank of the P-1
+ * frames it needs, so a signature mismatch fails every rank.
  */
 public final class RingAllGather implements CollectiveAlgorithm {
     @Override

@@ -10,8 +10,8 @@ import io.jccl.step.CollectiveCall;
  * Reduce to a root: the reduce-scatter pass of {@link RingAllReduce}, then every rank sends its finished chunk to
  * the root. The root's result is bit-identical to an allreduce of the same data.
  *
- * <p>Cost: {@link #predictMicros}. The root is part of every header, so the ring pass detects a rank that names another root. Only the root's buffer
- * changes.
+ * <p>Cost: {@link #predictMicros}. The root is part of every header, so the ring pass detects a rank that names
+ * another root. Only the root's buffer changes.
  */
 public final class RingReduce implements CollectiveAlgorithm {
     @Override
