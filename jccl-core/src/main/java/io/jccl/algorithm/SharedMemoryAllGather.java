@@ -8,8 +8,8 @@ import io.jccl.transport.SharedArena;
 /**
  * Allgather through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer of
  * each rank's input, every rank copies its part into its own buffer, arrives (the first round compares
- * signatures), and copies every other rank's part into its output. Cost: {@link #predictMicros}: the
- * ring's totals without its P-1 steps.
+ * signatures), and copies every other rank's part into its output (the round loop of {@code SharedRounds}).
+ * Cost: {@link #predictMicros}: the ring's totals without its P-1 steps.
  */
 public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
     @Override
@@ -39,35 +39,27 @@ public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
         int p = call.size();
         int me = call.rank();
         int elem = input.dtype().sizeBytes();
-        int cap = a.bufferBytes() / elem;
         int n = input.count();
         if (a.canExpose() && (long) n * elem * p > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: read every rank's input in place, then wait until nobody reads this rank's any more
-            long round = SharedMemoryAllReduce.arriveExposed(call, a, input);
-            for (int r = 0; r < p; r++) {
-                a.get(r, SharedArena.EXPOSED, 0, output.slice(r * n, n));
-            }
-            SharedMemoryAllReduce.leave(call, a, round);
+            SharedRounds.inPlace(call, a, input, round -> {
+                for (int r = 0; r < p; r++) {
+                    a.get(r, SharedArena.EXPOSED, 0, output.slice(r * n, n));
+                }
+            });
             call.countShared(0, (long) n * elem * (p - 1));
             return;
         }
-        int start = 0;
-        boolean first = true;
-        do {
-            int m = Math.min(cap, n - start);
-            long round = a.nextRound();
-            int half = (int) (round & 1);
+        SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {
             a.put(half, 0, input.slice(start, m));
             input.copyTo(start, output, me * n + start, m);
-            call.arrive(a, round, first);
+        }, (round, half, start, m) -> {
             for (int r = 0; r < p; r++) {
                 if (r != me) {
                     a.get(r, half, 0, output.slice(r * n + start, m));
                 }
             }
             call.countShared((long) m * elem, (long) m * elem * (p - 1));
-            start += m;
-            first = false;
-        } while (start < n);
+        });
     }
 }

@@ -8,8 +8,8 @@ import io.jccl.transport.SharedArena;
 /**
  * Broadcast through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer,
  * the root copies its data into its buffer, every rank arrives (the first round compares signatures), and every
- * other rank copies the round out of the root's buffer. Cost: {@link #predictMicros}, against the tree's T
- * bytes per step over ceil(log2 P) steps.
+ * other rank copies the round out of the root's buffer (the round loop of {@code SharedRounds}). Cost:
+ * {@link #predictMicros}, against the tree's T bytes per step over ceil(log2 P) steps.
  */
 public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
     @Override
@@ -33,35 +33,27 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
         SharedArena a = call.arena();
         int me = call.rank();
         int elem = data.dtype().sizeBytes();
-        int cap = a.bufferBytes() / elem;
         int n = data.count();
         if (a.canExpose() && (long) n * elem > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: read the root's buffer in place; the root waits until every rank has
-            long round = SharedMemoryAllReduce.arriveExposed(call, a, data);
-            if (me != root) {
-                a.get(root, SharedArena.EXPOSED, 0, data);
-            }
-            SharedMemoryAllReduce.leave(call, a, round);
+            SharedRounds.inPlace(call, a, data, round -> {
+                if (me != root) {
+                    a.get(root, SharedArena.EXPOSED, 0, data);
+                }
+            });
             call.countShared(0, me == root ? 0 : (long) n * elem);
             return;
         }
-        int start = 0;
-        boolean first = true;
-        do {
-            int m = Math.min(cap, n - start);
-            long round = a.nextRound();
-            int half = (int) (round & 1);
-            Buf chunk = data.slice(start, m);
-            if (me == root) {
-                a.put(half, 0, chunk);
+        boolean isRoot = me == root;
+        SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {
+            if (isRoot) {
+                a.put(half, 0, data.slice(start, m));
             }
-            call.arrive(a, round, first);
-            if (me != root) {
-                a.get(root, half, 0, chunk);
+        }, (round, half, start, m) -> {
+            if (!isRoot) {
+                a.get(root, half, 0, data.slice(start, m));
             }
-            call.countShared(me == root ? (long) m * elem : 0, me == root ? 0 : (long) m * elem);
-            start += m;
-            first = false;
-        } while (start < n);
+            call.countShared(isRoot ? (long) m * elem : 0, isRoot ? 0 : (long) m * elem);
+        });
     }
 }
