@@ -44,6 +44,10 @@ public enum Algorithm {
     /**
      * The algorithms implemented for an operation, in declaration order. {@link #SHARED_MEMORY} also needs a
      * transport with a shared arena. What AUTO picks is decided per call by {@code io.jccl.pipeline.AlgorithmSelector}.
+     *
+     * <p>The implementations are listed in {@code io.jccl.algorithm.AlgorithmRegistry}, which this API type sits
+     * below and cannot consult: this table names the same pairs ({@code AlgorithmRegistryTest} checks it), and
+     * point-to-point {@code send}/{@code recv} are {@link #DIRECT} without an algorithm object.
      */
     public static Set<Algorithm> available(OpType op) {
         switch (op) {

@@ -6,10 +6,13 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The JSONL bandwidth trace: one record per rank per operation, with the bytes the counters saw. */
@@ -47,5 +50,33 @@ class TraceTest {
             assertTrue(bc.contains("\"op\":\"broadcast\",\"seq\":1") && bc.contains("\"root\":2"), bc);
             assertEquals(sent.get(r)[1], field(bc, "bytesSent"));
         }
+    }
+
+    /** A failed call's record carries the message as its status, escaped: the record stays one line of JSON. */
+    @Test
+    void shouldEscapeTheStatusOfAFailedCall(@TempDir Path dir) throws Exception {
+        String prefix = dir.resolve("trace").toString();
+        List<Communicator> comms = TransportKind.LOCAL.create(2, CommunicatorConfig.fromEnvironment()
+                .withTrace(prefix).withAlgorithm(Algorithm.RING).withTimeout(java.time.Duration.ofSeconds(20)));
+        try {
+            CompletableFuture<Throwable> call = CompletableFuture.supplyAsync(() -> {
+                try {
+                    comms.get(0).allReduce(new float[8], ReduceOp.SUM);
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            });
+            comms.get(1).abort("a \"quoted\" reason\non two lines");
+            assertNotNull(call.get(20, TimeUnit.SECONDS));
+        } finally {
+            TransportKind.closeAll(comms);
+        }
+        List<String> lines = Files.readAllLines(dir.resolve("trace.rank0.jsonl"));
+        assertEquals(1, lines.size(), lines.toString());
+        String line = lines.get(0);
+        assertTrue(line.startsWith("{\"rank\":0,\"world\":2,\"comm\":0,\"op\":\"allReduce\",\"seq\":0,"), line);
+        assertTrue(line.contains("a \\\"quoted\\\" reason\\non two lines"), line);
+        assertTrue(line.endsWith("\"}") && !line.contains("\"status\":\"ok\""), line);
     }
 }

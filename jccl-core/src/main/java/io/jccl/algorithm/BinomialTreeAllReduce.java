@@ -1,5 +1,7 @@
 package io.jccl.algorithm;
 
+import io.jccl.Algorithm;
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -9,15 +11,35 @@ import io.jccl.step.CollectiveCall;
  *
  * <p>Reduce, rounds k = 0..ceil(log2 P)-1: a rank whose bit k is set sends its partial result to rank - 2^k and is
  * done; a rank whose bits below k are clear receives from rank + 2^k (if it exists) and reduces. Broadcast mirrors
- * it. Cost: 2 ceil(log2 P) steps (against the ring's 2(P-1)), but T bytes per step, so rank 0 receives and sends
- * T ceil(log2 P) bytes (against 2T(P-1)/P): it wins for small T, where latency dominates, and loses for large T.
+ * it. Cost ({@link #predictMicros}): logarithmic steps against the ring's linear ones, but the whole buffer in
+ * each, so it wins for small T, where latency dominates, and loses for large T.
  * The summation order differs from gloo's ring, so float results agree with gloo within the bound of
  * docs/verification.md, not bit for bit; every rank gets the same bits.
  *
  * <p>A mismatch fails every rank: rank 0 needs every rank's contribution and every rank needs rank 0's result.
  */
-public final class BinomialTreeAllReduce {
-    private BinomialTreeAllReduce() {
+public final class BinomialTreeAllReduce implements CollectiveAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_REDUCE;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.TREE;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allReduce(call, operands.data(), operands.reduceOp());
+    }
+
+    /** 2 ceil(log2 P) steps of T bytes: rank 0 receives and sends 2T ceil(log2 P) bytes (T = buffer bytes). */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        double log = LinkCost.log2Ceil(topology.world());
+        double t = bytes;
+        return messages.micros(2 * log, 2 * t * log);
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {

@@ -1,5 +1,7 @@
 package io.jccl.algorithm;
 
+import io.jccl.Algorithm;
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -13,12 +15,37 @@ import io.jccl.step.CollectiveCall;
  * <p>Halving, rounds k = 1..log2 p2 with distance d = p2 / 2^k: a rank and its partner (virtual rank xor d) split
  * their current range in two; the lower keeps the lower half, sends the upper and reduces the partner's lower half
  * into its own; after the last round each rank owns 1/p2 of the buffer, reduced. Doubling retraces the rounds,
- * exchanging owned ranges. Cost: 2 log2 p2 (+2) steps, 2T(p2-1)/p2 bytes per rank (+T for the paired ranks):
- * the ring's bandwidth in logarithmic latency. The summation order is a tree per element, so floats agree with
- * gloo within the bound of docs/verification.md; every rank gets the same bits.
+ * exchanging owned ranges. Cost ({@link #predictMicros}): the ring's bandwidth in logarithmic latency. The
+ * summation order is a tree per element, so floats agree with gloo within the bound of docs/verification.md; every
+ * rank gets the same bits.
  */
-public final class HalvingDoublingAllReduce {
-    private HalvingDoublingAllReduce() {
+public final class HalvingDoublingAllReduce implements CollectiveAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_REDUCE;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.HALVING_DOUBLING;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allReduce(call, operands.data(), operands.reduceOp());
+    }
+
+    /**
+     * 2 ceil(log2 P) steps moving 2T(P-1)/P bytes per rank (T = buffer bytes); when P is not a power of two, two
+     * more steps and 2T more bytes for folding the extra ranks in and out.
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double log = LinkCost.log2Ceil(p);
+        double t = bytes;
+        boolean pow2 = LinkCost.isPow2(p);
+        return messages.micros(2 * log + (pow2 ? 0 : 2), 2 * t * (p - 1) / p + (pow2 ? 0 : 2 * t));
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {

@@ -1,5 +1,7 @@
 package io.jccl.algorithm;
 
+import io.jccl.Algorithm;
+import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 
@@ -7,11 +9,31 @@ import io.jccl.step.CollectiveCall;
  * All-to-all with equal blocks: block j of rank i's input becomes block i of rank j's output. P-1 pairwise
  * steps: at step s rank r sends block r+s to rank r+s and receives block r-s's contribution from rank r-s.
  *
- * <p>Cost: P-1 steps, T(P-1)/P bytes sent and received per rank (T = input bytes). Every rank hears from every
+ * <p>Cost: {@link #predictMicros}. Every rank hears from every
  * other, so a signature mismatch is seen by every rank.
  */
-public final class PairwiseAllToAll {
-    private PairwiseAllToAll() {
+public final class PairwiseAllToAll implements CollectiveAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_TO_ALL;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.PAIRWISE;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allToAll(call, operands.input(), operands.output());
+    }
+
+    /** P-1 steps; T(P-1)/P bytes sent and received per rank (T = input bytes). */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        return messages.micros(p - 1, t * (p - 1) / p);
     }
 
     public static void allToAll(CollectiveCall call, Buf input, Buf output) {

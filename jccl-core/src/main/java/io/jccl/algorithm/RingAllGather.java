@@ -1,5 +1,7 @@
 package io.jccl.algorithm;
 
+import io.jccl.Algorithm;
+import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 
@@ -8,11 +10,32 @@ import io.jccl.step.CollectiveCall;
  * block (r-s) mod P to rank r+1 and receives block (r-s-1) mod P from rank r-1, segment by segment as the ring
  * allreduce does ({@link RingAllReduce#exchange}).
  *
- * <p>Cost per rank: P-1 steps, T(P-1)/P bytes sent and received (T = output bytes). A rank that stops after its
- * first receive starves every other rank of the P-1 frames it needs, so a signature mismatch fails every rank.
+ * <p>Cost: {@link #predictMicros}. A rank that stops after its first receive starves every other rank of the P-1
+ * frames it needs, so a signature mismatch fails every rank.
  */
-public final class RingAllGather {
-    private RingAllGather() {
+public final class RingAllGather implements CollectiveAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_GATHER;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.RING;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allGather(call, operands.input(), operands.output());
+    }
+
+    /** P-1 steps; T(P-1)/P bytes sent and received per rank (T = output bytes, P times the input). */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        t *= p;
+        return messages.micros(p - 1, t * (p - 1) / p);
     }
 
     public static void allGather(CollectiveCall call, Buf input, Buf output) {

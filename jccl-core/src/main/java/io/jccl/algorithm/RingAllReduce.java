@@ -1,5 +1,7 @@
 package io.jccl.algorithm;
 
+import io.jccl.Algorithm;
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -18,15 +20,35 @@ import io.jccl.step.CollectiveCall;
  * neighbour already works on the previous one. Segments do not change which values are summed in which order:
  * results stay gloo's bit for bit.
  *
- * <p>Cost per rank: 2(P-1) steps; 2T(P-1)/P bytes sent and as many received when chunks are equal (T = buffer
- * bytes), in 2(P-1) ceil(chunk / segment) messages. A signature mismatch fails every rank: a rank that stops after its first receive starves every other
- * rank of the 2(P-1) frames it needs.
+ * <p>Cost: {@link #predictMicros}; the bytes travel in 2(P-1) ceil(chunk / segment) messages. A signature
+ * mismatch fails every rank: a rank that stops after its first receive starves every other rank of the 2(P-1)
+ * frames it needs.
  */
-public final class RingAllReduce {
+public final class RingAllReduce implements CollectiveAlgorithm {
     /** The largest message of the ring: bigger chunks travel in segments of this size. */
     public static final int SEGMENT_BYTES = 1 << 20;
 
-    private RingAllReduce() {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_REDUCE;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.RING;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allReduce(call, operands.data(), operands.reduceOp());
+    }
+
+    /** 2(P-1) steps; 2T(P-1)/P bytes sent and as many received per rank when chunks are equal (T = buffer bytes). */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        return messages.micros(2 * (p - 1), 2 * t * (p - 1) / p);
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {

@@ -1,5 +1,7 @@
 package io.jccl.algorithm;
 
+import io.jccl.Algorithm;
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -14,11 +16,32 @@ import io.jccl.step.CollectiveCall;
  * both sides know the part is empty. When gloo's chunks coincide with the output blocks (C even below 2P MiB, and
  * most power-of-two sizes above) pass 2 moves nothing.
  *
- * <p>Cost per rank: P-1 ring steps, T(P-1)/P bytes sent (T = input bytes) plus the misaligned boundary
- * elements, at most a few per neighbour below 2P MiB. The input is not modified.
+ * <p>Cost: {@link #predictMicros}, plus the misaligned boundary elements of pass 2, at most a few per neighbour
+ * below 2P MiB. The input is not modified.
  */
-public final class RingReduceScatter {
-    private RingReduceScatter() {
+public final class RingReduceScatter implements CollectiveAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.REDUCE_SCATTER;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.RING;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        reduceScatter(call, operands.input(), operands.output(), operands.reduceOp());
+    }
+
+    /** P-1 ring steps; T(P-1)/P bytes sent per rank (T = input bytes, P times the output). */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        t *= p;
+        return messages.micros(p - 1, t * (p - 1) / p);
     }
 
     public static void reduceScatter(CollectiveCall call, Buf input, Buf output, ReduceOp op) {

@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
@@ -7,11 +8,30 @@ import io.jccl.transport.SharedArena;
 /**
  * Allgather through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer of
  * each rank's input, every rank copies its part into its own buffer, arrives (the first round compares
- * signatures), and copies every other rank's part into its output. One synchronisation per round; every rank
- * writes T/P bytes and reads T (P-1)/P, as the ring's totals but without its P-1 steps.
+ * signatures), and copies every other rank's part into its output (the round loop of {@code SharedRounds}).
+ * Cost: {@link #predictMicros}: the ring's totals without its P-1 steps.
  */
-public final class SharedMemoryAllGather {
-    private SharedMemoryAllGather() {
+public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_GATHER;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allGather(call, operands.input(), operands.output());
+    }
+
+    /**
+     * One synchronisation per round of the input; every rank writes T/P bytes and reads T(P-1)/P (T = output
+     * bytes, P times the input): T copied in all.
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        t *= p;
+        return arenaMicros(topology, arena, rounds(t / p, topology), t);
     }
 
     public static void allGather(CollectiveCall call, Buf input, Buf output) {
@@ -19,35 +39,27 @@ public final class SharedMemoryAllGather {
         int p = call.size();
         int me = call.rank();
         int elem = input.dtype().sizeBytes();
-        int cap = a.bufferBytes() / elem;
         int n = input.count();
         if (a.canExpose() && (long) n * elem * p > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: read every rank's input in place, then wait until nobody reads this rank's any more
-            long round = SharedMemoryAllReduce.arriveExposed(call, a, input);
-            for (int r = 0; r < p; r++) {
-                a.get(r, SharedArena.EXPOSED, 0, output.slice(r * n, n));
-            }
-            SharedMemoryAllReduce.leave(call, a, round);
+            SharedRounds.inPlace(call, a, input, round -> {
+                for (int r = 0; r < p; r++) {
+                    a.get(r, SharedArena.EXPOSED, 0, output.slice(r * n, n));
+                }
+            });
             call.countShared(0, (long) n * elem * (p - 1));
             return;
         }
-        int start = 0;
-        boolean first = true;
-        do {
-            int m = Math.min(cap, n - start);
-            long round = a.nextRound();
-            int half = (int) (round & 1);
+        SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {
             a.put(half, 0, input.slice(start, m));
             input.copyTo(start, output, me * n + start, m);
-            call.arrive(a, round, first);
+        }, (round, half, start, m) -> {
             for (int r = 0; r < p; r++) {
                 if (r != me) {
                     a.get(r, half, 0, output.slice(r * n + start, m));
                 }
             }
             call.countShared((long) m * elem, (long) m * elem * (p - 1));
-            start += m;
-            first = false;
-        } while (start < n);
+        });
     }
 }

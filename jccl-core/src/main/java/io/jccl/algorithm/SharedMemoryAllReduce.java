@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -7,7 +8,8 @@ import io.jccl.transport.SharedArena;
 
 /**
  * Allreduce through memory every rank can read ({@link SharedArena}), without messages: in rounds of at most one
- * exchange buffer, every rank copies its input into its own buffer and arrives; then
+ * exchange buffer (the round loop of {@code SharedRounds}), every rank copies its input into its own buffer and
+ * arrives; then
  * <ul>
  *   <li>small rounds (at most {@link #SMALL_BYTES}): every rank reduces the whole round itself, reading every
  *       rank's buffer: one synchronisation per round;</li>
@@ -15,9 +17,8 @@ import io.jccl.transport.SharedArena;
  *       into its output and back into its own buffer, and arrives again; then every rank copies the other slices'
  *       results: two synchronisations, and the reduction work is shared.</li>
  * </ul>
- * Bytes per rank and round of T bytes: written T (input) + T/P (result slice); read T (slice of every rank) +
- * T (P-1)/P (others' results); against the ring's 2T(P-1)/P sent and as much received, with 2(P-1) steps. Exchange
- * buffers alternate between rounds, so a rank fills one while slow peers still read the other.
+ * Cost: {@link #predictMicros}; against the ring's 2T(P-1)/P bytes sent and as many received, in 2(P-1)
+ * steps. Exchange buffers alternate between rounds, so a rank fills one while slow peers still read the other.
  *
  * <p>Ranks that are threads skip the copy in for calls above {@link #SMALL_BYTES}: peers read each other's buffers
  * in place (see {@code allReduceInPlace}).
@@ -26,57 +27,86 @@ import io.jccl.transport.SharedArena;
  * the order is not gloo's ring order, so float results agree with gloo within the bound of docs/verification.md.
  * The first round compares every rank's signature, so a mismatch fails every rank at once.
  */
-public final class SharedMemoryAllReduce {
+public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
     /** Rounds up to this size are reduced whole by every rank. */
     public static final int SMALL_BYTES = 16 << 10;
 
-    private SharedMemoryAllReduce() {
+    @Override
+    public OpType operation() {
+        return OpType.ALL_REDUCE;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        allReduce(call, operands.data(), operands.reduceOp());
+    }
+
+    /** A buffer from {@code Communicator.allocate}, in native order, above {@link #SMALL_BYTES}: read in place. */
+    @Override
+    public boolean runRegistered(CollectiveCall call, io.jccl.Tensor tensor, ReduceOp op, int divideBy) {
+        SharedArena a = call.arena();
+        if (tensor.isBuffer() && call.size() > 1 && tensor.byteOrder() == java.nio.ByteOrder.nativeOrder()
+                && tensor.byteSize() > SMALL_BYTES && a.exposeRegistered(tensor)) {
+            allReduceRegistered(call, tensor.dtype(), tensor.count(), op, divideBy);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * One synchronisation per round of at most {@link #SMALL_BYTES}, in which every rank writes T and reads T from
+     * each of the P buffers, its own included (T = buffer bytes); two per larger round, in which every rank writes
+     * T (input) + T/P (result slice) and reads T (its slice of every rank) + T(P-1)/P (the others' results): 3T in
+     * all.
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        boolean small = t <= SMALL_BYTES;
+        return arenaMicros(topology, arena, rounds(t, topology) * (small ? 1 : 2), small ? t * (p + 1) : 3 * t);
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
         SharedArena a = call.arena();
         int p = call.size();
-        int me = call.rank();
         int elem = data.dtype().sizeBytes();
         if (a.canExpose() && (long) data.count() * elem > SMALL_BYTES && p > 1) {
             allReduceInPlace(call, a, data, op);
             return;
         }
-        int cap = a.bufferBytes() / elem;
-        int n = data.count();
-        int start = 0;
-        boolean first = true;
-        do {
-            int m = Math.min(cap, n - start);
-            long round = a.nextRound();
-            int half = (int) (round & 1);
-            Buf chunk = data.slice(start, m);
-            a.put(half, 0, chunk);
-            call.arrive(a, round, first);
-            if ((long) m * elem <= SMALL_BYTES || p == 1) {
-                reduceRange(a, half, 0, chunk, op, p);
-                call.countShared((long) m * elem, (long) m * elem * (p - 1));
-            } else {
-                int lo = (int) ((long) m * me / p);
-                int hi = (int) ((long) m * (me + 1) / p);
-                Buf mine = chunk.slice(lo, hi - lo);
-                reduceRange(a, half, lo, mine, op, p);
-                a.put(half, lo, mine);
-                a.publish(SharedArena.REDUCED, round);
-                call.step(2, "shared-memory reduced");
-                call.awaitArena(a, SharedArena.REDUCED, round);
-                for (int r = 0; r < p; r++) {
-                    if (r != me) {
-                        int rlo = (int) ((long) m * r / p);
-                        int rhi = (int) ((long) m * (r + 1) / p);
-                        a.get(r, half, rlo, chunk.slice(rlo, rhi - rlo));
-                    }
-                }
-                call.countShared((long) (m + hi - lo) * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+        SharedRounds.run(call, a, data.count(), a.bufferBytes() / elem,
+                (half, start, m) -> a.put(half, 0, data.slice(start, m)),
+                (round, half, start, m) -> reduceRound(call, a, round, half, data.slice(start, m), op));
+    }
+
+    /** After every rank arrived with its copy of {@code chunk} in buffer {@code half}: the round's reduction. */
+    private static void reduceRound(CollectiveCall call, SharedArena a, long round, int half, Buf chunk, ReduceOp op) {
+        int p = call.size();
+        int me = call.rank();
+        int elem = chunk.dtype().sizeBytes();
+        int m = chunk.count();
+        if ((long) m * elem <= SMALL_BYTES || p == 1) {
+            SharedRounds.reduceRange(a, half, 0, chunk, op, p);
+            call.countShared((long) m * elem, (long) m * elem * (p - 1));
+            return;
+        }
+        int lo = (int) ((long) m * me / p);
+        int hi = (int) ((long) m * (me + 1) / p);
+        Buf mine = chunk.slice(lo, hi - lo);
+        SharedRounds.reduceRange(a, half, lo, mine, op, p);
+        a.put(half, lo, mine);
+        a.publish(SharedArena.REDUCED, round);
+        call.step(2, "shared-memory reduced");
+        call.awaitArena(a, SharedArena.REDUCED, round);
+        for (int r = 0; r < p; r++) {
+            if (r != me) {
+                int rlo = (int) ((long) m * r / p);
+                int rhi = (int) ((long) m * (r + 1) / p);
+                a.get(r, half, rlo, chunk.slice(rlo, rhi - rlo));
             }
-            start += m;
-            first = false;
-        } while (start < n);
+        }
+        call.countShared((long) (m + hi - lo) * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
     }
 
     /**
@@ -108,55 +138,27 @@ public final class SharedMemoryAllReduce {
         int p = call.size();
         int me = call.rank();
         int elem = dtype.sizeBytes();
-        long round = arriveExposed(call, a, mine);
         int lo = (int) ((long) m * me / p);
         int hi = (int) ((long) m * (me + 1) / p);
-        Buf acc = call.scratch(dtype, hi - lo);
-        reduceRange(a, SharedArena.EXPOSED, lo, acc, op, p);
-        if (divideBy > 1) {
-            io.jccl.reduce.Reductions.divide(acc, divideBy);
-        }
-        a.put(SharedArena.EXPOSED, lo, acc);
-        call.releaseScratch(acc);
-        a.publish(SharedArena.REDUCED, round);
-        call.step(1, "shared-memory reduced");
-        call.awaitArena(a, SharedArena.REDUCED, round);
-        for (int r = 0; r < p; r++) {
-            if (r != me) {
-                int rlo = (int) ((long) m * r / p);
-                int rhi = (int) ((long) m * (r + 1) / p);
-                a.copyExposed(r, rlo, rhi - rlo, dtype);
+        SharedRounds.inPlace(call, a, mine, round -> {
+            Buf acc = call.scratch(dtype, hi - lo);
+            SharedRounds.reduceRange(a, SharedArena.EXPOSED, lo, acc, op, p);
+            if (divideBy > 1) {
+                io.jccl.reduce.Reductions.divide(acc, divideBy);
             }
-        }
-        leave(call, a, round);
+            a.put(SharedArena.EXPOSED, lo, acc);
+            call.releaseScratch(acc);
+            a.publish(SharedArena.REDUCED, round);
+            call.step(1, "shared-memory reduced");
+            call.awaitArena(a, SharedArena.REDUCED, round);
+            for (int r = 0; r < p; r++) {
+                if (r != me) {
+                    int rlo = (int) ((long) m * r / p);
+                    int rhi = (int) ((long) m * (r + 1) / p);
+                    a.copyExposed(r, rlo, rhi - rlo, dtype);
+                }
+            }
+        });
         call.countShared(0, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
-    }
-
-    /**
-     * The first synchronisation of an in-place call: exposes {@code mine} (unless null: a registered buffer the
-     * caller exposed) and arrives; returns the call's round.
-     */
-    static long arriveExposed(CollectiveCall call, SharedArena a, Buf mine) {
-        long round = a.nextRound();
-        if (mine != null) {
-            a.expose(mine);
-        }
-        call.arrive(a, round, true);
-        return round;
-    }
-
-    /** The last synchronisation of an in-place call: every rank is done reading every exposed buffer. */
-    static void leave(CollectiveCall call, SharedArena a, long round) {
-        a.publish(SharedArena.LEFT, round);
-        call.step(9, "shared-memory leave");
-        call.awaitArena(a, SharedArena.LEFT, round);
-    }
-
-    /** {@code out = rank 0's range op rank 1's op ...}, reading every rank's buffer from element {@code at}. */
-    static void reduceRange(SharedArena a, int half, int at, Buf out, ReduceOp op, int p) {
-        a.get(0, half, at, out);
-        for (int r = 1; r < p; r++) {
-            a.reduce(r, half, at, out, op);
-        }
     }
 }

@@ -1,14 +1,29 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
 
 /**
  * Barrier through memory every rank can read ({@link SharedArena}): one round in which every rank publishes its
- * signature and arrival and waits for everyone else's. No rank leaves before every rank has entered.
+ * signature and arrival and waits for everyone else's. No rank leaves before every rank has entered. Cost:
+ * {@link #predictMicros}.
  */
-public final class SharedMemoryBarrier {
-    private SharedMemoryBarrier() {
+public final class SharedMemoryBarrier extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.BARRIER;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        barrier(call);
+    }
+
+    /** One synchronisation, no bytes. */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        return arenaMicros(topology, arena, 1, 0);
     }
 
     public static void barrier(CollectiveCall call) {

@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
@@ -7,46 +8,52 @@ import io.jccl.transport.SharedArena;
 /**
  * Broadcast through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer,
  * the root copies its data into its buffer, every rank arrives (the first round compares signatures), and every
- * other rank copies the round out of the root's buffer. One synchronisation per round; the root writes T bytes
- * and every other rank reads T, against the tree's T bytes per step over ceil(log2 P) steps.
+ * other rank copies the round out of the root's buffer (the round loop of {@code SharedRounds}). Cost:
+ * {@link #predictMicros}, against the tree's T bytes per step over ceil(log2 P) steps.
  */
-public final class SharedMemoryBroadcast {
-    private SharedMemoryBroadcast() {
+public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.BROADCAST;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        broadcast(call, operands.data(), operands.root());
+    }
+
+    /** One synchronisation per round; the root writes T bytes and every other rank reads T (T = buffer bytes). */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        double t = bytes;
+        return arenaMicros(topology, arena, rounds(t, topology), t);
     }
 
     public static void broadcast(CollectiveCall call, Buf data, int root) {
         SharedArena a = call.arena();
         int me = call.rank();
         int elem = data.dtype().sizeBytes();
-        int cap = a.bufferBytes() / elem;
         int n = data.count();
         if (a.canExpose() && (long) n * elem > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: read the root's buffer in place; the root waits until every rank has
-            long round = SharedMemoryAllReduce.arriveExposed(call, a, data);
-            if (me != root) {
-                a.get(root, SharedArena.EXPOSED, 0, data);
-            }
-            SharedMemoryAllReduce.leave(call, a, round);
+            SharedRounds.inPlace(call, a, data, round -> {
+                if (me != root) {
+                    a.get(root, SharedArena.EXPOSED, 0, data);
+                }
+            });
             call.countShared(0, me == root ? 0 : (long) n * elem);
             return;
         }
-        int start = 0;
-        boolean first = true;
-        do {
-            int m = Math.min(cap, n - start);
-            long round = a.nextRound();
-            int half = (int) (round & 1);
-            Buf chunk = data.slice(start, m);
-            if (me == root) {
-                a.put(half, 0, chunk);
+        boolean isRoot = me == root;
+        SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {
+            if (isRoot) {
+                a.put(half, 0, data.slice(start, m));
             }
-            call.arrive(a, round, first);
-            if (me != root) {
-                a.get(root, half, 0, chunk);
+        }, (round, half, start, m) -> {
+            if (!isRoot) {
+                a.get(root, half, 0, data.slice(start, m));
             }
-            call.countShared(me == root ? (long) m * elem : 0, me == root ? 0 : (long) m * elem);
-            start += m;
-            first = false;
-        } while (start < n);
+            call.countShared(isRoot ? (long) m * elem : 0, isRoot ? 0 : (long) m * elem);
+        });
     }
 }

@@ -1,5 +1,6 @@
 package io.jccl.algorithm;
 
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -9,12 +10,31 @@ import io.jccl.transport.SharedArena;
  * Reduce-scatter through memory every rank can read ({@link SharedArena}): the input holds P blocks of m elements;
  * in rounds of c elements of every block (P c at most one exchange buffer), every rank copies those P pieces
  * into its own buffer (piece q at q c), arrives (the first round compares signatures), and reduces piece r of
- * every rank's buffer into its output, in rank order. One synchronisation per round; every rank writes T bytes
- * and reads T (P-1)/P, as the ring's totals but without its P-1 steps. Every element is reduced in rank order, so
- * float results agree with gloo within the bound of docs/verification.md.
+ * every rank's buffer into its output, in rank order (the round loop of {@code SharedRounds}). Cost:
+ * {@link #predictMicros}: the ring's totals without its P-1 steps. Every element is reduced in rank order, so float
+ * results agree with gloo within the bound of docs/verification.md.
  */
-public final class SharedMemoryReduceScatter {
-    private SharedMemoryReduceScatter() {
+public final class SharedMemoryReduceScatter extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.REDUCE_SCATTER;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        reduceScatter(call, operands.input(), operands.output(), operands.reduceOp());
+    }
+
+    /**
+     * One synchronisation per round; every rank writes T bytes and reads T(P-1)/P (T = input bytes, P times the
+     * output).
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        t *= p;
+        return arenaMicros(topology, arena, rounds(t, topology), t + t * (p - 1) / p);
     }
 
     public static void reduceScatter(CollectiveCall call, Buf input, Buf output, ReduceOp op) {
@@ -22,34 +42,27 @@ public final class SharedMemoryReduceScatter {
         int p = call.size();
         int me = call.rank();
         int elem = input.dtype().sizeBytes();
-        int cap = a.bufferBytes() / elem / p;
         int m = output.count();
         if (a.canExpose() && (long) m * p * elem > SharedMemoryAllReduce.SMALL_BYTES) {
             // threads: reduce this rank's block reading every rank's input in place
-            long round = SharedMemoryAllReduce.arriveExposed(call, a, input);
-            // into a scratch buffer first: the output may be this rank's own block of the input (in place)
-            Buf acc = call.scratch(output.dtype(), m);
-            SharedMemoryAllReduce.reduceRange(a, SharedArena.EXPOSED, me * m, acc, op, p);
-            acc.copyTo(output, 0);
-            call.releaseScratch(acc);
-            SharedMemoryAllReduce.leave(call, a, round);
+            SharedRounds.inPlace(call, a, input, round -> {
+                // into a scratch buffer first: the output may be this rank's own block of the input (in place)
+                Buf acc = call.scratch(output.dtype(), m);
+                SharedRounds.reduceRange(a, SharedArena.EXPOSED, me * m, acc, op, p);
+                acc.copyTo(output, 0);
+                call.releaseScratch(acc);
+            });
             call.countShared(0, (long) m * (p - 1) * elem);
             return;
         }
-        int start = 0;
-        boolean first = true;
-        do {
-            int c = Math.min(cap, m - start);
-            long round = a.nextRound();
-            int half = (int) (round & 1);
+        // a round takes c elements of every one of the P blocks: P c fill one exchange buffer
+        SharedRounds.run(call, a, m, a.bufferBytes() / elem / p, (half, start, c) -> {
             for (int q = 0; q < p; q++) {
                 a.put(half, q * c, input.slice(q * m + start, c));
             }
-            call.arrive(a, round, first);
-            SharedMemoryAllReduce.reduceRange(a, half, me * c, output.slice(start, c), op, p);
+        }, (round, half, start, c) -> {
+            SharedRounds.reduceRange(a, half, me * c, output.slice(start, c), op, p);
             call.countShared((long) c * p * elem, (long) c * (p - 1) * elem);
-            start += c;
-            first = false;
-        } while (start < m);
+        });
     }
 }

@@ -1,5 +1,7 @@
 package io.jccl.algorithm;
 
+import io.jccl.Algorithm;
+import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 
@@ -10,10 +12,40 @@ import io.jccl.step.CollectiveCall;
  * <p>Step 1: every rank sends an empty frame to r+1 and checks the one from r-1; a difference anywhere makes at
  * least two ranks fail here, and they stop. Steps 2..: a dissemination barrier (round k: send to r+2^k, receive
  * from r-2^k), which no rank completes until every rank has entered it, so no rank passes the check while another
- * has failed it. Cost: 1 + ceil(log2 P) steps of empty frames, no payload bytes.
+ * has failed it: {@link #steps} steps of empty frames, no payload bytes.
+ *
+ * <p>As an algorithm object it is {@code barrier}'s {@link Algorithm#DISSEMINATION}; its cost is
+ * {@link #predictMicros}.
  */
-public final class SignatureCheck {
-    private SignatureCheck() {
+public final class SignatureCheck implements CollectiveAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.BARRIER;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.DISSEMINATION;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        agree(call, 0);
+    }
+
+    /**
+     * P-1+ceil(log2 P) steps of empty frames. (The check takes 1+ceil(log2 P) steps, see {@link #steps}; AUTO's
+     * model has always counted P-1+ceil(log2 P), and changing it would change AUTO's barrier choices.)
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        return messages.micros(p - 1 + LinkCost.log2Ceil(p), 0);
+    }
+
+    /** The steps the check takes on {@code p} ranks: 1 + ceil(log2 P), none on one rank. */
+    public static int steps(int p) {
+        return p == 1 ? 0 : 1 + 32 - Integer.numberOfLeadingZeros(p - 1);
     }
 
     /** Runs the check from {@code firstStep}; returns the next free step number. */

@@ -52,7 +52,11 @@ public final class TraceWriter implements AutoCloseable {
 
     /** A JSON string literal. */
     public static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
+        return appendQuoted(new StringBuilder(s.length() + 2), s).toString();
+    }
+
+    private static StringBuilder appendQuoted(StringBuilder b, String s) {
+        b.append('"');
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             switch (c) {
@@ -69,7 +73,63 @@ public final class TraceWriter implements AutoCloseable {
                     }
             }
         }
-        return b.append('"').toString();
+        return b.append('"');
+    }
+
+    /** A new record: one JSON object, written field by field in order. */
+    public static Record record() {
+        return new Record();
+    }
+
+    /**
+     * One JSON object under construction: names and string values are escaped ({@link #quote}), numbers written
+     * as Java prints them, fields in the order added. {@link #toString()} is the object.
+     */
+    public static final class Record {
+        private final StringBuilder b = new StringBuilder(384).append('{');
+
+        private Record() {
+        }
+
+        private StringBuilder name(String name) {
+            if (b.length() > 1) {
+                b.append(',');
+            }
+            return appendQuoted(b, name).append(':');
+        }
+
+        public Record field(String name, long value) {
+            name(name).append(value);
+            return this;
+        }
+
+        /** A string field; null is written as JSON null. */
+        public Record field(String name, String value) {
+            StringBuilder at = name(name);
+            if (value == null) {
+                at.append("null");
+            } else {
+                appendQuoted(at, value);
+            }
+            return this;
+        }
+
+        /**
+         * Fields that are JSON already ({@code "a":1,"b":[2]}, without braces), such as a call's traffic from
+         * {@code CollectiveCall.trafficJson()}.
+         */
+        public Record fields(String json) {
+            if (b.length() > 1) {
+                b.append(',');
+            }
+            b.append(json);
+            return this;
+        }
+
+        @Override
+        public String toString() {
+            return b + "}";
+        }
     }
 
     @Override

@@ -1,0 +1,96 @@
+package io.jccl.algorithm;
+
+import io.jccl.ReduceOp;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
+import io.jccl.transport.SharedArena;
+
+import java.util.function.LongConsumer;
+
+/**
+ * The synchronisation patterns every shared-memory algorithm is made of, written once.
+ *
+ * <p>{@link #run The round loop}: a call too large for one exchange buffer runs in rounds; in each, every rank
+ * publishes its part of the round into its exchange buffer (alternating between the two halves, so that a rank
+ * fills one while slow peers still read the other), arrives (on the first round comparing every rank's signature),
+ * and then reads its peers' parts. A call of no elements still runs one (empty) round, so that signatures are
+ * compared.
+ *
+ * <p>{@link #inPlace In place}: ranks that can read each other's buffers directly (threads)
+ * expose them instead of copying them in, and synchronise once more at the end, so that no rank returns (and lets
+ * its caller change the buffer) while a peer still reads it.
+ */
+final class SharedRounds {
+    private SharedRounds() {
+    }
+
+    /** Writes this rank's part of one round into its exchange buffer {@code half}, before it arrives. */
+    @FunctionalInterface
+    interface Publish {
+        /** Elements {@code [start, start + count)} of this rank's part. */
+        void publish(int half, int start, int count);
+    }
+
+    /** Reads what the peers published for one round, once every rank has arrived; may synchronise again. */
+    @FunctionalInterface
+    interface Read {
+        void read(long round, int half, int start, int count);
+    }
+
+    /**
+     * Runs the rounds of a call of {@code total} elements per rank, at most {@code perRound} a round (at least
+     * one round).
+     */
+    static void run(CollectiveCall call, SharedArena a, int total, int perRound, Publish publish, Read read) {
+        int start = 0;
+        boolean first = true;
+        do {
+            int count = Math.min(perRound, total - start);
+            long round = a.nextRound();
+            int half = (int) (round & 1);
+            publish.publish(half, start, count);
+            call.arrive(a, round, first);
+            read.read(round, half, start, count);
+            start += count;
+            first = false;
+        } while (start < total);
+    }
+
+    /**
+     * An in-place call: exposes {@code mine} (unless null: a registered buffer the caller exposed), arrives, runs
+     * {@code read} (given the call's round, for further synchronisations) and leaves.
+     */
+    static void inPlace(CollectiveCall call, SharedArena a, Buf mine, LongConsumer read) {
+        long round = arriveExposed(call, a, mine);
+        read.accept(round);
+        leave(call, a, round);
+    }
+
+    /**
+     * The first synchronisation of an in-place call: exposes {@code mine} (unless null: a registered buffer the
+     * caller exposed) and arrives; returns the call's round.
+     */
+    private static long arriveExposed(CollectiveCall call, SharedArena a, Buf mine) {
+        long round = a.nextRound();
+        if (mine != null) {
+            a.expose(mine);
+        }
+        call.arrive(a, round, true);
+        return round;
+    }
+
+    /** The last synchronisation of an in-place call: every rank is done reading every exposed buffer. */
+    private static void leave(CollectiveCall call, SharedArena a, long round) {
+        a.publish(SharedArena.LEFT, round);
+        call.step(9, "shared-memory leave");
+        call.awaitArena(a, SharedArena.LEFT, round);
+    }
+
+    /** {@code out = rank 0's range op rank 1's op ...}, reading every rank's buffer from element {@code at}. */
+    static void reduceRange(SharedArena a, int half, int at, Buf out, ReduceOp op, int p) {
+        a.get(0, half, at, out);
+        for (int r = 1; r < p; r++) {
+            a.reduce(r, half, at, out, op);
+        }
+    }
+}

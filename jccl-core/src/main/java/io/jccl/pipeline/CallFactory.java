@@ -1,0 +1,211 @@
+package io.jccl.pipeline;
+
+import io.jccl.Algorithm;
+import io.jccl.CollectiveOptions;
+import io.jccl.CommunicatorConfig;
+import io.jccl.DataType;
+import io.jccl.OpType;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+import io.jccl.algorithm.AlgorithmRegistry;
+import io.jccl.algorithm.CollectiveAlgorithm;
+import io.jccl.algorithm.Operands;
+import io.jccl.algorithm.Topology;
+import io.jccl.buffer.Buf;
+import io.jccl.reduce.Reductions;
+import io.jccl.step.CollectiveCall;
+import io.jccl.transport.SharedArena;
+import io.jccl.transport.SubTransport;
+import io.jccl.transport.Transport;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Turns a public collective call into a {@link PreparedCall}, on the caller's thread: checks its arguments
+ * ({@link ArgumentChecks}), resolves its algorithm (the call's option, else the configuration's, else AUTO's
+ * {@link AlgorithmSelector}) to an implementation in the {@link AlgorithmRegistry}, refuses one that cannot run
+ * here, and builds the body that stages the tensors ({@link Staging}), runs the algorithm and applies AVG's
+ * division.
+ */
+final class CallFactory {
+    private final Transport transport;
+    private final CommunicatorConfig config;
+    private final ArgumentChecks checks;
+    private final AlgorithmRegistry registry = AlgorithmRegistry.standard();
+    private AlgorithmSelector selector;
+
+    CallFactory(Transport transport, CommunicatorConfig config) {
+        this.transport = transport;
+        this.config = config;
+        this.checks = new ArgumentChecks(transport.rank(), transport.size());
+    }
+
+    ArgumentChecks checks() {
+        return checks;
+    }
+
+    PreparedCall allReduce(Tensor t, ReduceOp op, CollectiveOptions o) {
+        checks.allReduce(t, op);
+        int world = transport.size();
+        return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, (call, algorithm) -> {
+            if (algorithm.runRegistered(call, t, op, op == ReduceOp.AVG ? world : 1)) {
+                return; // a buffer from allocate(): peers read it in place, nothing is staged
+            }
+            Buf b = Staging.stage(t);
+            reduceAll(call, algorithm, b, op, world);
+            Staging.unstage(t, b);
+        });
+    }
+
+    /** The allreduce proper, with AVG's division. */
+    private static void reduceAll(CollectiveCall call, CollectiveAlgorithm algorithm, Buf b, ReduceOp op, int world) {
+        algorithm.run(call, Operands.inPlace(b, op, -1));
+        if (op == ReduceOp.AVG) {
+            Reductions.divide(b, world);
+        }
+    }
+
+    /** One allreduce of all {@code tensors}, packed into one buffer. */
+    PreparedCall allReduceCoalesced(List<Tensor> tensors, ReduceOp op, CollectiveOptions o) {
+        int n = checks.allReduceCoalesced(tensors, op);
+        DataType dt = tensors.get(0).dtype();
+        int world = transport.size();
+        return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, (call, algorithm) -> {
+            Buf flat = Buf.allocate(dt, n);
+            int at = 0;
+            for (Tensor t : tensors) {
+                Buf b = Staging.stage(t);
+                b.copyTo(flat, at);
+                at += b.count();
+            }
+            reduceAll(call, algorithm, flat, op, world);
+            at = 0;
+            for (Tensor t : tensors) {
+                Buf b = Staging.stage(t);
+                flat.copyTo(at, b, 0, b.count());
+                Staging.unstage(t, b);
+                at += b.count();
+            }
+        });
+    }
+
+    PreparedCall broadcast(Tensor t, int root, CollectiveOptions o) {
+        checks.broadcast(t, root);
+        return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, (call, algorithm) -> {
+            Buf b = Staging.stage(t);
+            algorithm.run(call, Operands.inPlace(b, null, root));
+            Staging.unstage(t, b);
+        });
+    }
+
+    PreparedCall allGather(Tensor in, Tensor out, CollectiveOptions o) {
+        checks.allGather(in, out);
+        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
+            Buf ob = Staging.stage(out);
+            algorithm.run(call, new Operands(Staging.stage(in), ob, null, -1));
+            Staging.unstage(out, ob);
+        });
+    }
+
+    PreparedCall reduceScatter(Tensor in, Tensor out, ReduceOp op, CollectiveOptions o) {
+        checks.reduceScatter(in, out, op);
+        int world = transport.size();
+        return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, (call, algorithm) -> {
+            Buf ob = Staging.stage(out);
+            algorithm.run(call, new Operands(Staging.stage(in), ob, op, -1));
+            if (op == ReduceOp.AVG) {
+                Reductions.divide(ob, world);
+            }
+            Staging.unstage(out, ob);
+        });
+    }
+
+    PreparedCall reduce(Tensor t, int root, ReduceOp op, CollectiveOptions o) {
+        checks.reduce(t, root, op);
+        int world = transport.size();
+        return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, (call, algorithm) -> {
+            Buf b = Staging.stage(t);
+            algorithm.run(call, Operands.inPlace(b, op, root));
+            if (call.rank() == root) {
+                if (op == ReduceOp.AVG) {
+                    Reductions.divide(b, world);
+                }
+                Staging.unstage(t, b);
+            }
+        });
+    }
+
+    PreparedCall gather(Tensor in, Tensor out, int root, CollectiveOptions o) {
+        checks.gather(in, out, root);
+        boolean isRoot = transport.rank() == root;
+        return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, (call, algorithm) -> {
+            Buf ob = isRoot ? Staging.stage(out) : null;
+            algorithm.run(call, new Operands(Staging.stage(in), ob, null, root));
+            if (isRoot) {
+                Staging.unstage(out, ob);
+            }
+        });
+    }
+
+    PreparedCall scatter(Tensor in, Tensor out, int root, CollectiveOptions o) {
+        checks.scatter(in, out, root);
+        boolean isRoot = transport.rank() == root;
+        return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, (call, algorithm) -> {
+            Buf ob = Staging.stage(out);
+            algorithm.run(call, new Operands(isRoot ? Staging.stage(in) : null, ob, null, root));
+            Staging.unstage(out, ob);
+        });
+    }
+
+    PreparedCall allToAll(Tensor in, Tensor out, CollectiveOptions o) {
+        checks.allToAll(in, out);
+        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
+            Buf ob = Staging.stage(out);
+            algorithm.run(call, new Operands(Staging.stage(in), ob, null, -1));
+            Staging.unstage(out, ob);
+        });
+    }
+
+    PreparedCall barrier(CollectiveOptions o) {
+        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o,
+                (call, algorithm) -> algorithm.run(call, Operands.NONE));
+    }
+
+    private PreparedCall prepare(OpType op, DataType dtype, long count, int root, ReduceOp reduceOp,
+                                 CollectiveOptions options, PreparedCall.Body body) {
+        ArgumentChecks.options(op, options);
+        Algorithm algorithm = choose(op, dtype, count, options.algorithm());
+        CollectiveAlgorithm implementation = registry.get(op, algorithm);
+        String unsupported = implementation.unsupported(topology());
+        if (unsupported != null) {
+            throw new IllegalArgumentException(op.label() + ": " + unsupported);
+        }
+        Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
+        return new PreparedCall(op, dtype, count, root, reduceOp, algorithm, implementation, timeout, body);
+    }
+
+    /** This communicator as the algorithms see it. */
+    private Topology topology() {
+        SharedArena a = transport.arena();
+        return new Topology(transport.size(), transport.name(), transport instanceof SubTransport, a != null,
+                a == null ? 0 : a.bufferBytes());
+    }
+
+    /** The algorithm a call of {@code op} with {@code perCall} in its options runs. */
+    Algorithm choose(OpType op, DataType dtype, long count, Algorithm perCall) {
+        Algorithm requested = perCall == null || perCall == Algorithm.AUTO ? config.algorithm(op) : perCall;
+        return requested == null || requested == Algorithm.AUTO ? selector().choose(op, count * dtype.sizeBytes())
+                : Algorithm.resolve(op, requested);
+    }
+
+    /** The AUTO policy, made on first use (it reads the tuning file). */
+    synchronized AlgorithmSelector selector() {
+        if (selector == null) {
+            SharedArena a = transport.arena();
+            selector = new AlgorithmSelector(CostModel.load(config.settings().tuneFile()), transport.name(), a == null ? 0 : a.bufferBytes(),
+                    transport.size());
+        }
+        return selector;
+    }
+}

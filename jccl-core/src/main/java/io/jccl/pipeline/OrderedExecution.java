@@ -1,0 +1,145 @@
+package io.jccl.pipeline;
+
+import io.jccl.OpType;
+import io.jccl.Work;
+import io.jccl.instrument.Counter;
+import io.jccl.instrument.TrafficCounters;
+import io.jccl.step.CollectiveCall;
+import io.jccl.step.Signature;
+import io.jccl.transport.ArrayPool;
+import io.jccl.transport.Streams;
+import io.jccl.transport.Transport;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Collective calls in sequence order: each call takes the next sequence number on the caller's thread (so the
+ * order is the program's, whether a call is synchronous or asynchronous), then waits for its turn and runs
+ * (asynchronous calls on the communicator's single async thread). A run counts the call, holds the algorithm's
+ * set-up around it, traces it, and on failure has {@link FailurePropagation} fail the communicator.
+ */
+final class OrderedExecution {
+    private final Transport transport;
+    private final int communicatorId;
+    private final TrafficCounters counters;
+    private final FailurePropagation failures;
+    private final CallTrace trace;
+    private final ArrayPool scratch = new ArrayPool();
+
+    private final Object turn = new Object();
+    /** Guarded by {@link #turn}. */
+    private long nextSequence;
+    /** The sequence number whose turn it is; guarded by {@link #turn}. */
+    private long serving;
+    /** Guarded by {@code this}. */
+    private ExecutorService async;
+
+    OrderedExecution(Transport transport, int communicatorId, TrafficCounters counters, FailurePropagation failures,
+                     CallTrace trace) {
+        this.transport = transport;
+        this.communicatorId = communicatorId;
+        this.counters = counters;
+        this.failures = failures;
+        this.trace = trace;
+    }
+
+    void runSync(PreparedCall p) {
+        long seq = takeSequence(p.op());
+        execute(p, seq);
+    }
+
+    Work runAsync(PreparedCall p) {
+        long seq = takeSequence(p.op());
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        asyncExecutor().execute(() -> {
+            try {
+                execute(p, seq);
+                future.complete(null);
+            } catch (Throwable t) {
+                future.completeExceptionally(t);
+            }
+        });
+        return new Work(future);
+    }
+
+    private long takeSequence(OpType op) {
+        synchronized (turn) {
+            failures.checkUsable(op);
+            return nextSequence++;
+        }
+    }
+
+    private void execute(PreparedCall p, long seq) {
+        awaitTurn(seq);
+        try {
+            failures.checkStart(p.op());
+            Signature sig = new Signature(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm());
+            CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(),
+                    counters, scratch);
+            counters.add(p.op(), Counter.CALLS, 1);
+            long startNanos = System.nanoTime();
+            long startMicros = trace.startMicros();
+            failures.enterCall();
+            try {
+                p.implementation().begin(call);
+                try {
+                    p.body().run(call, p.implementation());
+                } finally {
+                    p.implementation().end(call);
+                }
+                trace.record(call, startMicros, startNanos, null);
+            } catch (RuntimeException e) {
+                RuntimeException end = failures.ended(p.op(), seq, e);
+                trace.record(call, startMicros, startNanos, end);
+                throw failures.fail(end);
+            } finally {
+                failures.exitCall();
+            }
+        } finally {
+            passTurn();
+        }
+    }
+
+    private void awaitTurn(long seq) {
+        boolean interrupted = false;
+        synchronized (turn) {
+            while (serving != seq) {
+                try {
+                    turn.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void passTurn() {
+        synchronized (turn) {
+            serving++;
+            turn.notifyAll();
+        }
+    }
+
+    private synchronized ExecutorService asyncExecutor() {
+        if (async == null) {
+            async = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "jccl-rank-" + transport.rank() + "-async");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return async;
+    }
+
+    /** Lets queued asynchronous calls finish (they fail: the communicator is closed) and ends the async thread. */
+    synchronized void shutdown() {
+        if (async != null) {
+            async.shutdown();
+        }
+    }
+}
