@@ -5,6 +5,7 @@ import io.jccl.store.InMemoryStore;
 import io.jccl.security.JobSecret;
 import io.jccl.transport.tcp.TcpOptions;
 import io.jccl.transport.shm.ShmTransport;
+import io.jccl.transport.Transport;
 import io.jccl.transport.tcp.TcpTransport;
 
 import java.time.Duration;
@@ -14,61 +15,68 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-/** The transports the contract suite runs over, with ranks as threads of this JVM. */
-enum TransportKind {
+/**
+ * The transports the contract suites run over, with ranks as threads of this JVM: {@link #connect} makes one
+ * transport per rank ({@code transport.TransportContractTest}), {@link #create} a communicator over each.
+ */
+public enum TransportKind {
     LOCAL {
         @Override
-        List<Communicator> create(int world, CommunicatorConfig config) {
+        public List<Transport> connect(int world) {
             // small exchange buffers, so that the shared-memory algorithms run many rounds
             io.jccl.transport.local.QueueMesh mesh = io.jccl.transport.local.QueueMesh.create(world, ARENA_BYTES);
-            List<Communicator> comms = new ArrayList<>();
+            List<Transport> transports = new ArrayList<>();
             for (int r = 0; r < world; r++) {
-                comms.add(new DefaultCommunicator(mesh.endpoint(r), config));
+                transports.add(mesh.endpoint(r));
             }
-            return comms;
+            return transports;
         }
     },
     TCP {
         @Override
-        List<Communicator> create(int world, CommunicatorConfig config) {
+        public List<Transport> connect(int world) {
             InMemoryStore store = new InMemoryStore();
             JobSecret secret = JobSecret.generate();
-            List<CompletableFuture<Communicator>> futures = new ArrayList<>();
-            for (int r = 0; r < world; r++) {
-                int rank = r;
-                futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
-                        TcpTransport.connect(rank, world, store, TcpOptions.loopback(secret)), config), THREADS));
-            }
-            List<Communicator> comms = new ArrayList<>();
-            for (CompletableFuture<Communicator> f : futures) {
-                comms.add(f.join());
-            }
-            return comms;
+            return inParallel(world, rank -> TcpTransport.connect(rank, world, store, TcpOptions.loopback(secret)));
         }
     },
     SHM {
         @Override
-        List<Communicator> create(int world, CommunicatorConfig config) {
+        public List<Transport> connect(int world) {
             InMemoryStore store = new InMemoryStore();
-            List<CompletableFuture<Communicator>> futures = new ArrayList<>();
-            for (int r = 0; r < world; r++) {
-                int rank = r;
-                futures.add(CompletableFuture.supplyAsync(() -> new DefaultCommunicator(ShmTransport.connect(rank,
-                        world, store, ShmTransport.defaultDirectory(), 64 << 10, ARENA_BYTES, 16 << 20, Duration.ofSeconds(30)), config),
-                        THREADS));
-            }
-            List<Communicator> comms = new ArrayList<>();
-            for (CompletableFuture<Communicator> f : futures) {
-                comms.add(f.join());
-            }
-            return comms;
+            return inParallel(world, rank -> ShmTransport.connect(rank, world, store, ShmTransport.defaultDirectory(),
+                    64 << 10, ARENA_BYTES, 16 << 20, Duration.ofSeconds(30)));
         }
     };
 
+    /** One connected transport per rank, rank order. */
+    public abstract List<Transport> connect(int world);
+
+    /** A communicator over each rank's transport, rank order. */
+    List<Communicator> create(int world, CommunicatorConfig config) {
+        List<Communicator> comms = new ArrayList<>();
+        for (Transport t : connect(world)) {
+            comms.add(new DefaultCommunicator(t, config));
+        }
+        return comms;
+    }
+
+    /** Connects every rank at once, each on its own thread (they meet each other while connecting). */
+    private static List<Transport> inParallel(int world, java.util.function.IntFunction<Transport> connect) {
+        List<CompletableFuture<Transport>> futures = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            int rank = r;
+            futures.add(CompletableFuture.supplyAsync(() -> connect.apply(rank), THREADS));
+        }
+        List<Transport> transports = new ArrayList<>();
+        for (CompletableFuture<Transport> f : futures) {
+            transports.add(f.join());
+        }
+        return transports;
+    }
+
     /** Exchange buffers of the shared arenas in tests: small, so that large calls take many rounds. */
     static final int ARENA_BYTES = 8192;
-
-    abstract List<Communicator> create(int world, CommunicatorConfig config);
 
     /**
      * A thread per task: ranks block on each other while connecting, so they must not share a bounded pool
@@ -83,6 +91,12 @@ enum TransportKind {
     /** Closes every communicator at once (a TCP close waits briefly for the peers' goodbyes). */
     static void closeAll(List<Communicator> comms) {
         CompletableFuture.allOf(comms.stream().map(c -> CompletableFuture.runAsync(c::close, THREADS))
+                .toArray(CompletableFuture[]::new)).join();
+    }
+
+    /** Closes every transport at once, as {@link #closeAll} closes communicators. */
+    public static void closeTransports(List<Transport> transports) {
+        CompletableFuture.allOf(transports.stream().map(t -> CompletableFuture.runAsync(t::close, THREADS))
                 .toArray(CompletableFuture[]::new)).join();
     }
 

@@ -10,8 +10,10 @@ import io.jccl.Tensor;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * The measuring loop, run by every rank (nccl-tests' method, the peers' "iso" variant): warm-up, then for each
@@ -23,57 +25,61 @@ public final class Bench {
     private Bench() {
     }
 
-    /** The collectives the benchmark runs, with nccl-tests' bus-bandwidth factor. */
-    public enum Op {
-        ALLREDUCE("all_reduce", OpType.ALL_REDUCE),
-        BROADCAST("broadcast", OpType.BROADCAST),
-        ALLGATHER("all_gather", OpType.ALL_GATHER),
-        REDUCESCATTER("reduce_scatter", OpType.REDUCE_SCATTER),
-        ALLTOALL("all_to_all", OpType.ALL_TO_ALL),
-        REDUCE("reduce", OpType.REDUCE);
+    /** The collectives the benchmark runs, in this order, with their names in rows and for the peers (torch's). */
+    private static final Map<OpType, String> LABELS = new LinkedHashMap<>();
 
-        final String label;
-        final OpType type;
+    static {
+        LABELS.put(OpType.ALL_REDUCE, "all_reduce");
+        LABELS.put(OpType.BROADCAST, "broadcast");
+        LABELS.put(OpType.ALL_GATHER, "all_gather");
+        LABELS.put(OpType.REDUCE_SCATTER, "reduce_scatter");
+        LABELS.put(OpType.ALL_TO_ALL, "all_to_all");
+        LABELS.put(OpType.REDUCE, "reduce");
+    }
 
-        Op(String label, OpType type) {
-            this.label = label;
-            this.type = type;
+    /** The collectives the benchmark runs. */
+    public static final List<OpType> OPS = List.copyOf(LABELS.keySet());
+
+    /** {@code op}'s name in rows, the JSON and the peers' harnesses: {@code all_reduce}, ... */
+    public static String label(OpType op) {
+        String label = LABELS.get(op);
+        if (label == null) {
+            throw new IllegalArgumentException("not a collective the benchmark runs: " + op);
         }
+        return label;
+    }
 
-        public String label() {
-            return label;
+    /** {@code op}'s name on the command line: {@code allreduce}, ... */
+    public static String cliName(OpType op) {
+        return label(op).replace("_", "");
+    }
+
+    /** busbw = algbw x this factor (nccl-tests). */
+    public static double busFactor(OpType op, int n) {
+        switch (op) {
+            case ALL_REDUCE: return 2.0 * (n - 1) / n;
+            case ALL_GATHER:
+            case REDUCE_SCATTER:
+            case ALL_TO_ALL: return (double) (n - 1) / n;
+            default: return 1.0;
         }
+    }
 
-        public OpType type() {
-            return type;
-        }
-
-        /** busbw = algbw x this factor (nccl-tests). */
-        public double busFactor(int n) {
-            switch (this) {
-                case ALLREDUCE: return 2.0 * (n - 1) / n;
-                case ALLGATHER:
-                case REDUCESCATTER:
-                case ALLTOALL: return (double) (n - 1) / n;
-                default: return 1.0;
+    /** The collective named {@code s} on the command line, any case, with or without underscores and dashes. */
+    public static OpType parse(String s) {
+        String n = s.trim().toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
+        for (OpType o : OPS) {
+            if (cliName(o).equals(n)) {
+                return o;
             }
         }
-
-        public static Op parse(String s) {
-            String n = s.trim().toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
-            for (Op o : values()) {
-                if (o.name().toLowerCase(Locale.ROOT).equals(n)) {
-                    return o;
-                }
-            }
-            throw new IllegalArgumentException("unknown op '" + s + "': allreduce, broadcast, allgather, "
-                    + "reducescatter, alltoall, reduce");
-        }
+        throw new IllegalArgumentException("unknown op '" + s + "': allreduce, broadcast, allgather, "
+                + "reducescatter, alltoall, reduce");
     }
 
     /** One measured row. */
     public static final class Row {
-        public final Op op;
+        public final OpType op;
         public final String algorithm;
         public final long bytes;
         public final long count;
@@ -84,7 +90,7 @@ public final class Bench {
         /** Median time of the in-place variant (allgather, reduce_scatter), NaN where the op has none. */
         public final double inPlaceUs;
 
-        public Row(Op op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
+        public Row(OpType op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
                    double cpuSecondsPerOp, double inPlaceUs) {
             this.inPlaceUs = inPlaceUs;
             this.op = op;
@@ -102,7 +108,7 @@ public final class Bench {
         }
 
         public double busbw() {
-            return algbw() * op.busFactor(world);
+            return algbw() * busFactor(op, world);
         }
     }
 
@@ -130,21 +136,21 @@ public final class Bench {
      * This rank's part of the benchmark of {@code op} at every size (bytes of the full buffer, nccl-tests' sense);
      * returns the rows (identical on every rank).
      */
-    public static List<Row> run(Communicator comm, Op op, Algorithm algorithm, long[] sizes, double scale) {
+    public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale) {
         return run(comm, op, algorithm, sizes, scale, false);
     }
 
     /**
-     * As {@link #run(Communicator, Op, Algorithm, long[], double)}; with {@code registered}, allreduce buffers come
+     * As {@link #run(Communicator, OpType, Algorithm, long[], double)}; with {@code registered}, allreduce buffers come
      * from {@link Communicator#allocate} (filled and read back outside the timed region).
      */
-    public static List<Row> run(Communicator comm, Op op, Algorithm algorithm, long[] sizes, double scale,
+    public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
                                 boolean registered) {
-        boolean reg = registered && op == Op.ALLREDUCE;
+        boolean reg = registered && op == OpType.ALL_REDUCE;
         List<Row> rows = new ArrayList<>();
         int n = comm.size();
         CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(
-                Algorithm.available(op.type).contains(algorithm) ? algorithm : Algorithm.AUTO);
+                Algorithm.available(op).contains(algorithm) ? algorithm : Algorithm.AUTO);
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         // warm the JIT on the whole path before the first measured size, so that it is not charged to it: C2
         // compiles a method after about 10,000 calls, and a native peer needs no warm-up
@@ -158,7 +164,7 @@ public final class Bench {
         }
         for (long bytes : sizes) {
             int count = (int) Math.max(1, bytes / 4);
-            if (op != Op.ALLREDUCE && op != Op.BROADCAST && op != Op.REDUCE) {
+            if (op != OpType.ALL_REDUCE && op != OpType.BROADCAST && op != OpType.REDUCE) {
                 count = Math.max(n, (count + n - 1) / n * n);
             }
             float[] a = new float[count];
@@ -169,7 +175,7 @@ public final class Bench {
             double[] times = new double[it[1]];
             // allgather and reduce_scatter also in place, as NCCL defines it: the input is this rank's block of
             // the output (allgather), the output this rank's block of the input (reduce_scatter)
-            boolean inPlace = !reg && (op == Op.ALLGATHER || op == Op.REDUCESCATTER);
+            boolean inPlace = !reg && (op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER);
             float[] ia = inPlace ? new float[count] : null;
             double[] inTimes = new double[inPlace ? it[1] : 0];
             long cpu = 0; // CPU time of the timed calls only, not of the barrier or the refill
@@ -194,11 +200,11 @@ public final class Bench {
                 }
                 if (inPlace) {
                     int r = comm.rank();
-                    Arrays.fill(ia, op == Op.ALLGATHER ? 0 : r + 1);
+                    Arrays.fill(ia, op == OpType.ALL_GATHER ? 0 : r + 1);
                     Arrays.fill(ia, r * block, (r + 1) * block, r + 1);
                     comm.barrier();
                     long t2 = System.nanoTime();
-                    if (op == Op.ALLGATHER) {
+                    if (op == OpType.ALL_GATHER) {
                         comm.allGather(Tensor.of(ia, r * block, block), Tensor.of(ia), opts);
                     } else {
                         comm.reduceScatter(Tensor.of(ia), Tensor.of(ia, r * block, block), ReduceOp.SUM, opts);
@@ -216,7 +222,7 @@ public final class Bench {
             long wrong = check(comm, op, a, b, block);
             double inPlaceMedian = Double.NaN;
             if (inPlace) {
-                float[] result = op == Op.ALLGATHER ? ia : Arrays.copyOfRange(ia, comm.rank() * block,
+                float[] result = op == OpType.ALL_GATHER ? ia : Arrays.copyOfRange(ia, comm.rank() * block,
                         (comm.rank() + 1) * block);
                 wrong += check(comm, op, a, result, block);
                 comm.allReduce(Tensor.of(inTimes), ReduceOp.MAX);
@@ -227,8 +233,9 @@ public final class Bench {
             comm.allReduce(Tensor.of(w), ReduceOp.SUM);
             double median = median(times);
             String algoName = opts.algorithm() != Algorithm.AUTO ? opts.algorithm().name()
-                    : "AUTO:" + comm.algorithmFor(op.type, DataType.FLOAT32, op == Op.ALLREDUCE || op == Op.BROADCAST
-                            || op == Op.REDUCE || op == Op.ALLTOALL ? count : block).name();
+                    : "AUTO:" + comm.algorithmFor(op, DataType.FLOAT32, op == OpType.ALL_REDUCE
+                            || op == OpType.BROADCAST || op == OpType.REDUCE || op == OpType.ALL_TO_ALL ? count
+                            : block).name();
             rows.add(new Row(op, algoName + (reg ? "+reg" : ""), 4L * count, count, n, median, w[0], cpuSeconds,
                     inPlaceMedian));
         }
@@ -282,25 +289,25 @@ public final class Bench {
         }
     }
 
-    private static void runOnce(Communicator comm, Op op, CollectiveOptions o, float[] a, float[] b, int block) {
+    private static void runOnce(Communicator comm, OpType op, CollectiveOptions o, float[] a, float[] b, int block) {
         switch (op) {
-            case ALLREDUCE: comm.allReduce(Tensor.of(a), ReduceOp.SUM, o); break;
+            case ALL_REDUCE: comm.allReduce(Tensor.of(a), ReduceOp.SUM, o); break;
             case BROADCAST: comm.broadcast(Tensor.of(a), 0, o); break;
-            case ALLGATHER: comm.allGather(Tensor.of(a, 0, block), Tensor.of(b), o); break;
-            case REDUCESCATTER: comm.reduceScatter(Tensor.of(a), Tensor.of(b, 0, block), ReduceOp.SUM, o); break;
-            case ALLTOALL: comm.allToAll(Tensor.of(a), Tensor.of(b), o); break;
+            case ALL_GATHER: comm.allGather(Tensor.of(a, 0, block), Tensor.of(b), o); break;
+            case REDUCE_SCATTER: comm.reduceScatter(Tensor.of(a), Tensor.of(b, 0, block), ReduceOp.SUM, o); break;
+            case ALL_TO_ALL: comm.allToAll(Tensor.of(a), Tensor.of(b), o); break;
             case REDUCE: comm.reduce(Tensor.of(a), 0, ReduceOp.SUM, o); break;
             default: throw new AssertionError(op);
         }
     }
 
     /** Elements of this rank's last result that are not exactly what the inputs (rank + 1 everywhere) imply. */
-    private static long check(Communicator comm, Op op, float[] a, float[] b, int block) {
+    private static long check(Communicator comm, OpType op, float[] a, float[] b, int block) {
         int n = comm.size();
         long wrong = 0;
         float sum = n * (n + 1) / 2f;
         switch (op) {
-            case ALLREDUCE:
+            case ALL_REDUCE:
                 for (float v : a) {
                     wrong += v == sum ? 0 : 1;
                 }
@@ -317,13 +324,13 @@ public final class Bench {
                     wrong += v == 1 ? 0 : 1;
                 }
                 break;
-            case ALLGATHER:
-            case ALLTOALL:
+            case ALL_GATHER:
+            case ALL_TO_ALL:
                 for (int i = 0; i < n * block; i++) {
                     wrong += b[i] == i / block + 1 ? 0 : 1;
                 }
                 break;
-            case REDUCESCATTER:
+            case REDUCE_SCATTER:
                 for (int i = 0; i < block; i++) {
                     wrong += b[i] == sum ? 0 : 1;
                 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.jccl.Algorithm;
 import io.jccl.Jccl;
+import io.jccl.OpType;
 import io.jccl.bench.Bench;
 import io.jccl.launch.WorkDir;
 import io.jccl.verify.GlooReference;
@@ -126,21 +127,21 @@ public final class BenchCommand implements Callable<Integer> {
         }
         boolean ok = true;
         for (String o : ops) {
-            Bench.Op op = Bench.Op.parse(o);
+            OpType op = Bench.parse(o);
             StringBuilder head = new StringBuilder();
             for (String peer : peerNames) {
-                peers.get(peer).put(op.label(), peer.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
+                peers.get(peer).put(Bench.label(op), peer.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
                 head.append(String.format(" %12s %10s", peer + "(us)", peer + "/jccl"));
             }
             out.println();
-            out.printf("# %s%n", op.label());
+            out.printf("# %s%n", Bench.label(op));
             out.printf("%12s %12s %7s %6s %5s %18s %12s %9s %9s %7s %9s %12s%s%n", "size", "count", "type", "redop",
                     "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", "inplace(us)", head);
             // the requested algorithms this operation has (AUTO always); none of them: AUTO
             java.util.Set<Algorithm> chosen = java.util.EnumSet.noneOf(Algorithm.class);
             for (String a : algorithms) {
                 Algorithm requested = Algorithm.parse(a);
-                if (requested == Algorithm.AUTO || Algorithm.available(op.type()).contains(requested)) {
+                if (requested == Algorithm.AUTO || Algorithm.available(op).contains(requested)) {
                     chosen.add(requested);
                 }
             }
@@ -149,20 +150,20 @@ public final class BenchCommand implements Callable<Integer> {
             }
             for (Algorithm algorithm : chosen) {
                 List<Bench.Row> rows = measure(op, algorithm, bytes);
-                series.put(op.label() + " " + rows.get(0).algorithm, rows);
+                series.put(Bench.label(op) + " " + rows.get(0).algorithm, rows);
                 for (int i = 0; i < rows.size(); i++) {
                     Bench.Row r = rows.get(i);
                     ok &= r.wrong == 0;
                     StringBuilder peer = new StringBuilder();
                     for (String name : peerNames) {
-                        double[] g = peers.get(name).get(op.label());
+                        double[] g = peers.get(name).get(Bench.label(op));
                         peer.append(String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs));
                     }
                     out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %18s %12.2f %9.3f %9.3f %7d %9.1f %12s%s%n",
                             r.bytes, r.count,
-                            "float", op == Bench.Op.ALLREDUCE || op == Bench.Op.REDUCE
-                                    || op == Bench.Op.REDUCESCATTER ? "sum" : "-",
-                            op == Bench.Op.BROADCAST || op == Bench.Op.REDUCE ? "0" : "-", r.algorithm, r.medianUs,
+                            "float", op == OpType.ALL_REDUCE || op == OpType.REDUCE
+                                    || op == OpType.REDUCE_SCATTER ? "sum" : "-",
+                            op == OpType.BROADCAST || op == OpType.REDUCE ? "0" : "-", r.algorithm, r.medianUs,
                             r.algbw(), r.busbw(), r.wrong, r.cpuSecondsPerOp * 1e6, Double.isNaN(r.inPlaceUs) ? "-"
                                     : String.format(Locale.ROOT, "%.2f", r.inPlaceUs), peer);
                 }
@@ -213,13 +214,13 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    List<Bench.Row> measure(Bench.Op op, Algorithm algorithm, long[] bytes) throws Exception {
+    List<Bench.Row> measure(OpType op, Algorithm algorithm, long[] bytes) throws Exception {
         if (transport.equals("threads")) {
             return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale, registered)).get(0);
         }
         try (WorkDir work = WorkDir.create("jccl-bench-")) {
             List<String> args = new ArrayList<>(List.of("bench-worker", work.resolve("rows.json").toString(),
-                    op.name(), algorithm.name(), Double.toString(scale)));
+                    Bench.cliName(op).toUpperCase(Locale.ROOT), algorithm.name(), Double.toString(scale)));
             if (registered) {
                 args.add("--registered");
             }
@@ -234,7 +235,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private double[] glooTimes(Bench.Op op, long[] bytes) throws Exception {
+    private double[] glooTimes(OpType op, long[] bytes) throws Exception {
         String[] why = new String[1];
         if (GlooReference.find(why) == null) {
             throw new IllegalStateException("--compare gloo: " + why[0] + "; install it with '"
@@ -247,7 +248,8 @@ public final class BenchCommand implements Callable<Integer> {
                 Files.copy(in, script);
             }
             List<String> cmd = new ArrayList<>(List.of(GlooReference.pythonPath(), script.toString(),
-                    dir.resolve("out.json").toString(), Integer.toString(ranks), op.label(), Double.toString(scale)));
+                    dir.resolve("out.json").toString(), Integer.toString(ranks), Bench.label(op),
+                    Double.toString(scale)));
             for (long b : bytes) {
                 cmd.add(Long.toString(b));
             }
@@ -267,7 +269,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** Open MPI on the same sizes: the project's mpi_bench.c, compiled with mpicc, run with mpirun. */
-    private double[] mpiTimes(Bench.Op op, long[] bytes) throws Exception {
+    private double[] mpiTimes(OpType op, long[] bytes) throws Exception {
         try (WorkDir work = WorkDir.create("jccl-mpi-bench-")) {
             Path src = work.resolve("mpi_bench.c");
             try (InputStream in = Bench.class.getResourceAsStream("mpi_bench.c")) {
@@ -287,7 +289,8 @@ public final class BenchCommand implements Callable<Integer> {
             }
             Path outFile = work.resolve("out.json");
             List<String> cmd = new ArrayList<>(List.of("mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
-                    Integer.toString(ranks), exe.toString(), outFile.toString(), op.label(), Double.toString(scale)));
+                    Integer.toString(ranks), exe.toString(), outFile.toString(), Bench.label(op),
+                    Double.toString(scale)));
             for (long b : bytes) {
                 cmd.add(Long.toString(b));
             }
@@ -316,7 +319,7 @@ public final class BenchCommand implements Callable<Integer> {
             for (int i = 0; i < rows.size(); i++) {
                 Bench.Row r = rows.get(i);
                 ObjectNode n = arr.addObject();
-                n.put("op", r.op.label());
+                n.put("op", Bench.label(r.op));
                 n.put("algorithm", r.algorithm);
                 n.put("bytes", r.bytes);
                 n.put("count", r.count);
@@ -329,7 +332,7 @@ public final class BenchCommand implements Callable<Integer> {
                     n.put("inPlaceTimeUs", r.inPlaceUs);
                 }
                 for (Map.Entry<String, Map<String, double[]>> p : peers.entrySet()) {
-                    n.put(p.getKey() + "TimeUs", p.getValue().get(r.op.label())[i]);
+                    n.put(p.getKey() + "TimeUs", p.getValue().get(Bench.label(r.op))[i]);
                 }
             }
         }
@@ -349,12 +352,12 @@ public final class BenchCommand implements Callable<Integer> {
         for (Map.Entry<String, Map<String, double[]>> p : peers.entrySet()) {
             for (Map.Entry<String, double[]> e : p.getValue().entrySet()) {
                 XYSeries s = new XYSeries(p.getKey() + " " + e.getKey());
-                Bench.Op op = Bench.Op.parse(e.getKey());
+                OpType op = Bench.parse(e.getKey());
                 List<Bench.Row> any = series.get(series.keySet().stream().filter(k -> k.startsWith(e.getKey() + " "))
                         .findFirst().orElseThrow());
                 for (int i = 0; i < any.size(); i++) {
                     double algbw = any.get(i).bytes / (e.getValue()[i] * 1e-6) / 1e9;
-                    s.add(any.get(i).bytes, Math.max(1e-6, algbw * op.busFactor(ranks)));
+                    s.add(any.get(i).bytes, Math.max(1e-6, algbw * Bench.busFactor(op, ranks)));
                 }
                 data.addSeries(s);
             }

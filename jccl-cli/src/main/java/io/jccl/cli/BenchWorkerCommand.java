@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.jccl.Algorithm;
 import io.jccl.Communicator;
 import io.jccl.Jccl;
+import io.jccl.OpType;
 import io.jccl.bench.Bench;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -49,7 +50,7 @@ public final class BenchWorkerCommand implements Callable<Integer> {
                 }
                 return 0;
             }
-            List<Bench.Row> rows = Bench.run(comm, Bench.Op.valueOf(op), Algorithm.valueOf(algorithm), sizes, scale,
+            List<Bench.Row> rows = Bench.run(comm, Bench.parse(op), Algorithm.valueOf(algorithm), sizes, scale,
                     registered);
             if (comm.rank() == 0) {
                 ObjectMapper m = new ObjectMapper();
@@ -65,7 +66,7 @@ public final class BenchWorkerCommand implements Callable<Integer> {
         return 0;
     }
 
-    static List<Bench.Row> read(Path file, Bench.Op op, int world) throws java.io.IOException {
+    static List<Bench.Row> read(Path file, OpType op, int world) throws java.io.IOException {
         List<Bench.Row> rows = new ArrayList<>();
         for (JsonNode n : new ObjectMapper().readTree(file.toFile())) {
             rows.add(new Bench.Row(op, n.get("algorithm").asText(), n.get("bytes").asLong(), n.get("count").asLong(),

@@ -59,7 +59,7 @@ public final class TuneCommand implements Callable<Integer> {
         Path file = output != null ? output.toPath() : settings.tuneFile();
         CostModel model = CostModel.load(file);
 
-        List<Bench.Row> ring = bench.measure(Bench.Op.ALLREDUCE, Algorithm.RING, new long[] {small, big});
+        List<Bench.Row> ring = bench.measure(OpType.ALL_REDUCE, Algorithm.RING, new long[] {small, big});
         double alpha = ring.get(0).medianUs / (2.0 * (p - 1));
         double beta = Math.max(1e-7, (ring.get(1).medianUs - 2.0 * (p - 1) * alpha)
                 / (2.0 * ring.get(1).bytes * (p - 1) / p));
@@ -68,7 +68,7 @@ public final class TuneCommand implements Callable<Integer> {
                 + "(%.2f GB/s)%n", name, ring.get(0).bytes, ring.get(0).medianUs, ring.get(1).bytes,
                 ring.get(1).medianUs, alpha, beta, 1e-3 / beta);
         if (!transport.equals("tcp")) {
-            List<Bench.Row> shared = bench.measure(Bench.Op.ALLREDUCE, Algorithm.SHARED_MEMORY,
+            List<Bench.Row> shared = bench.measure(OpType.ALL_REDUCE, Algorithm.SHARED_MEMORY,
                     new long[] {small, big});
             double a = shared.get(0).medianUs;
             int arenaBytes = name.equals("shm") ? settings.shmArenaBytes() : settings.localArenaBytes();

@@ -30,7 +30,7 @@ final class CaseFile {
         for (VerifyCase c : cases) {
             ObjectNode n = arr.addObject();
             n.put("id", c.id());
-            n.put("primitive", c.primitive().torchName());
+            n.put("primitive", Primitive.of(c.primitive()).torchName());
             n.put("dtype", c.dtype().torchName());
             if (c.op() != null) {
                 n.put("op", c.op().name());

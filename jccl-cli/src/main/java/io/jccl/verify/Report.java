@@ -55,8 +55,9 @@ public final class Report {
         for (Verifier.Row r : rows) {
             VerifyCase c = r.c;
             Comparison k = r.comparison;
+            Primitive p = Primitive.of(c.primitive());
             lines.add(new String[] {
-                c.primitive().torchName() + (c.primitive().rooted() ? " (root " + c.root() + ")" : ""),
+                p.torchName() + (p.rooted() ? " (root " + c.root() + ")" : ""),
                 c.dtype().torchName(),
                 c.op() == null ? "-" : c.op().name(),
                 Integer.toString(c.world()),
@@ -137,13 +138,13 @@ public final class Report {
         ArrayNode arr = root.putArray("rows");
         for (Verifier.Row r : rows) {
             ObjectNode n = arr.addObject();
-            n.put("primitive", r.c.primitive().torchName());
+            n.put("primitive", Primitive.of(r.c.primitive()).torchName());
             n.put("dtype", r.c.dtype().torchName());
             n.put("op", r.c.op() == null ? null : r.c.op().name());
             n.put("world", r.c.world());
             n.put("count", r.c.count());
             n.put("requestedCount", r.c.requestedCount());
-            n.put("root", r.c.primitive().rooted() ? r.c.root() : null);
+            n.put("root", Primitive.of(r.c.primitive()).rooted() ? r.c.root() : null);
             n.put("algorithm", r.algorithm);
             n.put("reference", r.reference);
             if (r.comparison != null) {

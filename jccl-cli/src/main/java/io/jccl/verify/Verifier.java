@@ -2,6 +2,7 @@ package io.jccl.verify;
 
 import io.jccl.Algorithm;
 import io.jccl.DataType;
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.reference.ReferenceModel;
@@ -36,7 +37,7 @@ public final class Verifier {
         public List<Integer> counts = List.of(4099);
         public List<DataType> dtypes = List.of(DataType.values());
         public List<ReduceOp> ops = List.of(ReduceOp.values());
-        public List<Primitive> primitives = List.of(Primitive.values());
+        public List<OpType> primitives = Primitive.ALL;
         public int root = 0;
         public Algorithm algorithm = Algorithm.RING;
         public long seed = 1;
@@ -78,10 +79,10 @@ public final class Verifier {
     public static List<VerifyCase> cases(Settings s, int world, int firstId) {
         List<VerifyCase> out = new ArrayList<>();
         int id = firstId;
-        for (Primitive p : s.primitives) {
+        for (OpType p : s.primitives) {
             for (int count : s.counts) {
                 for (DataType dt : s.dtypes) {
-                    List<ReduceOp> ops = p.reduces() ? s.ops : Collections.singletonList(null);
+                    List<ReduceOp> ops = Primitive.of(p).reduces() ? s.ops : Collections.singletonList(null);
                     for (ReduceOp op : ops) {
                         out.add(new VerifyCase(id++, p, dt, op, world, count, Math.floorMod(s.root, world), s.seed));
                     }
@@ -185,7 +186,7 @@ public final class Verifier {
     private static Row compare(VerifyCase c, Outcome j, List<Buf> expected, String reference,
                                String note) {
         List<Buf> inputs = null;
-        if (c.primitive().reduces()) {
+        if (Primitive.of(c.primitive()).reduces()) {
             inputs = new ArrayList<>();
             for (int r = 0; r < c.world(); r++) {
                 inputs.add(c.input(r));
@@ -198,7 +199,7 @@ public final class Verifier {
             }
             Buf actual = j.outputs.get(r);
             Buf exp = expected.get(r);
-            int offset = c.primitive() == Primitive.REDUCE_SCATTER ? r * c.outputCount() : 0;
+            int offset = c.primitive() == OpType.REDUCE_SCATTER ? r * c.outputCount() : 0;
             total = total.merge(Comparison.of(actual, exp, c.op(), inputs, offset));
         }
         Verdict v = total.identical() ? Verdict.IDENTICAL : total.withinBound() ? Verdict.WITHIN_BOUND
@@ -216,7 +217,7 @@ public final class Verifier {
      * ring order (RING allreduce, reduce_scatter and reduce).
      */
     static boolean mustBeIdentical(VerifyCase c, String algorithm) {
-        return !c.primitive().reduces() || algorithm.equals(io.jccl.Algorithm.RING.name());
+        return !Primitive.of(c.primitive()).reduces() || algorithm.equals(io.jccl.Algorithm.RING.name());
     }
 
     /** The worker side of the process runner: this process's rank of every case in {@code dir}. */

@@ -1,6 +1,7 @@
 package io.jccl.verify;
 
 import io.jccl.DataType;
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.reference.InputGenerator;
@@ -14,7 +15,7 @@ import io.jccl.reference.InputGenerator;
  */
 public final class VerifyCase {
     private final int id;
-    private final Primitive primitive;
+    private final OpType primitive;
     private final DataType dtype;
     private final ReduceOp op;
     private final int world;
@@ -23,16 +24,17 @@ public final class VerifyCase {
     private final int root;
     private final long seed;
 
-    public VerifyCase(int id, Primitive primitive, DataType dtype, ReduceOp op, int world, int requestedCount, int root,
+    public VerifyCase(int id, OpType primitive, DataType dtype, ReduceOp op, int world, int requestedCount, int root,
                       long seed) {
         this.id = id;
         this.primitive = primitive;
         this.dtype = dtype;
-        this.op = primitive.reduces() ? op : null;
+        Primitive p = Primitive.of(primitive);
+        this.op = p.reduces() ? op : null;
         this.world = world;
         this.requestedCount = requestedCount;
-        this.count = primitive.blocked() ? ceilToMultiple(requestedCount, world) : requestedCount;
-        this.root = primitive.rooted() ? root : 0;
+        this.count = p.blocked() ? ceilToMultiple(requestedCount, world) : requestedCount;
+        this.root = p.rooted() ? root : 0;
         this.seed = seed;
     }
 
@@ -44,7 +46,8 @@ public final class VerifyCase {
         return id;
     }
 
-    public Primitive primitive() {
+    /** The collective of the row (one of {@link Primitive#ALL}). */
+    public OpType primitive() {
         return primitive;
     }
 
@@ -102,7 +105,7 @@ public final class VerifyCase {
 
     /** Whether rank {@code rank} has an output to compare (rooted reductions and gathers only at the root). */
     public boolean hasOutput(int rank) {
-        return !(primitive == Primitive.REDUCE || primitive == Primitive.GATHER) || rank == root;
+        return !(primitive == OpType.REDUCE || primitive == OpType.GATHER) || rank == root;
     }
 
     /** Elements of rank {@code rank}'s output. */

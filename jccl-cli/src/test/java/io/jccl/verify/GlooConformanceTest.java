@@ -2,6 +2,7 @@ package io.jccl.verify;
 
 import io.jccl.Algorithm;
 import io.jccl.DataType;
+import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -47,10 +48,10 @@ class GlooConformanceTest {
         List<VerifyCase> out = new ArrayList<>();
         int id = 0;
         int[] counts = {0, 1, Math.max(0, world - 1), 13, 4099};
-        for (Primitive p : Primitive.values()) {
+        for (OpType p : Primitive.ALL) {
             for (int count : counts) {
                 for (DataType dt : DataType.values()) {
-                    for (ReduceOp op : p.reduces() ? ReduceOp.values() : new ReduceOp[] {null}) {
+                    for (ReduceOp op : Primitive.of(p).reduces() ? ReduceOp.values() : new ReduceOp[] {null}) {
                         out.add(new VerifyCase(id++, p, dt, op, world, count, world - 1, 42));
                     }
                 }
@@ -58,15 +59,15 @@ class GlooConformanceTest {
         }
         // more than 2^20 elements: multi-segment chunking for every type of reduction, and data movement
         for (DataType dt : DataType.values()) {
-            out.add(new VerifyCase(id++, Primitive.ALL_REDUCE, dt, ReduceOp.SUM, world, LARGE, 0, 7));
+            out.add(new VerifyCase(id++, OpType.ALL_REDUCE, dt, ReduceOp.SUM, world, LARGE, 0, 7));
         }
-        out.add(new VerifyCase(id++, Primitive.ALL_REDUCE, DataType.FLOAT32, ReduceOp.AVG, world, LARGE, 0, 7));
-        out.add(new VerifyCase(id++, Primitive.ALL_REDUCE, DataType.FLOAT32, ReduceOp.MAX, world, LARGE, 0, 7));
-        out.add(new VerifyCase(id++, Primitive.REDUCE_SCATTER, DataType.FLOAT32, ReduceOp.SUM, world, LARGE, 0, 7));
-        out.add(new VerifyCase(id++, Primitive.REDUCE_SCATTER, DataType.FLOAT16, ReduceOp.SUM, world, LARGE, 0, 7));
-        out.add(new VerifyCase(id++, Primitive.REDUCE, DataType.FLOAT32, ReduceOp.SUM, world, LARGE, world / 2, 7));
-        out.add(new VerifyCase(id++, Primitive.ALL_GATHER, DataType.FLOAT32, null, world, LARGE, 0, 7));
-        out.add(new VerifyCase(id++, Primitive.BROADCAST, DataType.INT64, null, world, LARGE, world - 1, 7));
+        out.add(new VerifyCase(id++, OpType.ALL_REDUCE, DataType.FLOAT32, ReduceOp.AVG, world, LARGE, 0, 7));
+        out.add(new VerifyCase(id++, OpType.ALL_REDUCE, DataType.FLOAT32, ReduceOp.MAX, world, LARGE, 0, 7));
+        out.add(new VerifyCase(id++, OpType.REDUCE_SCATTER, DataType.FLOAT32, ReduceOp.SUM, world, LARGE, 0, 7));
+        out.add(new VerifyCase(id++, OpType.REDUCE_SCATTER, DataType.FLOAT16, ReduceOp.SUM, world, LARGE, 0, 7));
+        out.add(new VerifyCase(id++, OpType.REDUCE, DataType.FLOAT32, ReduceOp.SUM, world, LARGE, world / 2, 7));
+        out.add(new VerifyCase(id++, OpType.ALL_GATHER, DataType.FLOAT32, null, world, LARGE, 0, 7));
+        out.add(new VerifyCase(id++, OpType.BROADCAST, DataType.INT64, null, world, LARGE, world - 1, 7));
         return out;
     }
 
@@ -117,9 +118,9 @@ class GlooConformanceTest {
     void otherAlgorithmsStayWithinTheBound(int world, Algorithm algorithm) throws Exception {
         List<VerifyCase> cases = new ArrayList<>();
         for (VerifyCase c : cases(world)) {
-            if (c.primitive() == Primitive.ALL_REDUCE || c.primitive() == Primitive.ALL_GATHER
+            if (c.primitive() == OpType.ALL_REDUCE || c.primitive() == OpType.ALL_GATHER
                     || (algorithm == Algorithm.SHARED_MEMORY || algorithm == Algorithm.AUTO)
-                    && c.primitive() != Primitive.REDUCE && c.primitive() != Primitive.ALL_TO_ALL) {
+                    && c.primitive() != OpType.REDUCE && c.primitive() != OpType.ALL_TO_ALL) {
                 cases.add(c);
             }
         }
@@ -144,7 +145,7 @@ class GlooConformanceTest {
         // is an empty all_gather, which kills gloo's process (SIGFPE) and is compared with the (empty) model
         List<String> modelled = rows.stream().filter(r -> r.verdict != Verifier.Verdict.REJECTED
                 && r.reference.equals("java model")
-                && !(r.c.primitive() == Primitive.ALL_GATHER && r.c.count() == 0)).map(r -> r.c.primitive() + " " + r.c.dtype() + " " + r.c.op())
+                && !(r.c.primitive() == OpType.ALL_GATHER && r.c.count() == 0)).map(r -> r.c.primitive() + " " + r.c.dtype() + " " + r.c.op())
                 .collect(Collectors.toList());
         assertTrue(modelled.isEmpty(), () -> "compared with the Java model instead of gloo: " + modelled);
         long identical = rows.stream().filter(r -> r.verdict == Verifier.Verdict.IDENTICAL).count();

@@ -9,7 +9,10 @@ import io.jccl.DataType;
  * <p>Contract: frames from one source on one stream arrive in the order sent. {@link #send} returns once the
  * payload has been copied or written out, so the caller may reuse its buffer. {@link #receive} waits until a frame
  * from {@code src} arrives, an abort frame from any peer arrives (it is returned instead), or the deadline passes
- * (it returns {@code null}). Implementations: {@link io.jccl.transport.local.QueueMesh} (threads in one JVM).
+ * (it returns {@code null}). Implementations: {@link io.jccl.transport.local.QueueMesh} (threads in one JVM),
+ * {@link io.jccl.transport.shm.ShmTransport} (processes on one host), {@link io.jccl.transport.tcp.TcpTransport}
+ * (processes on any hosts), all on {@link AbstractTransport}; {@link SubTransport} (a sub-group's view).
+ * {@code TransportContractTest} runs this contract over each.
  */
 public interface Transport extends AutoCloseable {
 

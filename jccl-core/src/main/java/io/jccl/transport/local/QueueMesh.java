@@ -1,13 +1,15 @@
 package io.jccl.transport.local;
 
 import io.jccl.DataType;
+import io.jccl.JcclException;
+import io.jccl.transport.AbstractTransport;
+import io.jccl.transport.ArrayPool;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
+import io.jccl.transport.SharedArena;
 import io.jccl.transport.Transport;
-
-import java.nio.charset.StandardCharsets;
 
 /**
  * The in-process queue mesh: N ranks as threads of one JVM, one FIFO queue per directed edge and stream, each
@@ -20,7 +22,7 @@ import java.nio.charset.StandardCharsets;
 public final class QueueMesh {
     private final int size;
     private final Inbox[] inboxes;
-    private final io.jccl.transport.ArrayPool pool = new io.jccl.transport.ArrayPool();
+    private final ArrayPool pool = new ArrayPool();
     private final LocalArena arena;
 
     private QueueMesh(int size, int arenaBytes, int oversubscribedSpins) {
@@ -62,43 +64,25 @@ public final class QueueMesh {
         return new Endpoint(rank);
     }
 
-    private final class Endpoint implements Transport {
-        private final int rank;
-        private final io.jccl.transport.SharedArena view;
+    private final class Endpoint extends AbstractTransport {
+        private final SharedArena view;
         private volatile boolean closed;
 
         Endpoint(int rank) {
-            this.rank = rank;
+            super("local", rank, QueueMesh.this.size, inboxes[rank], QueueMesh.this.pool);
             this.view = arena.view(rank);
         }
 
         @Override
-        public io.jccl.transport.SharedArena arena() {
+        public SharedArena arena() {
             return view;
         }
 
         @Override
-        public Frame pendingAbort(int src, int stream) {
-            return inboxes[rank].pendingAbort(src, stream);
-        }
-
-        @Override
-        public int rank() {
-            return rank;
-        }
-
-        @Override
-        public int size() {
-            return size;
-        }
-
-        @Override
-        public String name() {
-            return "local";
-        }
-
-        @Override
         public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+            if (closed) {
+                throw new JcclException("rank " + rank + ": the local transport is closed", null);
+            }
             int n = header.payloadCount();
             Object copy = pool.take(dtype, n);
             if (n > 0) {
@@ -109,35 +93,8 @@ public final class QueueMesh {
         }
 
         @Override
-        public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
-            return inboxes[rank].receive(src, stream, deadlineNanos);
-        }
-
-        @Override
-        public FrameHeader peekHeader(int src, int stream) {
-            return inboxes[rank].peekHeader(src, stream);
-        }
-
-        @Override
-        public void release(Frame frame) {
-            pool.giveBack(frame);
-        }
-
-        @Override
-        public void abortPeers(int[] peers, FrameHeader header, String reason) {
-            byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
-            Frame f = new Frame(header.withStep(header.step(), bytes.length), bytes);
-            for (int peer : peers) {
-                if (peer != rank) {
-                    inboxes[peer].deliver(rank, f);
-                }
-            }
-        }
-
-        @Override
-        public void interrupt(Frame abort) {
-            inboxes[rank].deliver(rank, abort);
-            view.interrupt();
+        protected void sendAbort(int peer, Frame abort) {
+            inboxes[peer].deliver(rank, abort);
         }
 
         @Override

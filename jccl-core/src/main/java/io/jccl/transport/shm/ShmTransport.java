@@ -4,6 +4,7 @@ import io.jccl.DataType;
 import io.jccl.JcclException;
 import io.jccl.buffer.Buf;
 import io.jccl.store.Store;
+import io.jccl.transport.AbstractTransport;
 import io.jccl.transport.ArrayPool;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;
@@ -11,7 +12,6 @@ import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
 import io.jccl.transport.PeerLostException;
 import io.jccl.transport.SharedArena;
-import io.jccl.transport.Transport;
 import io.jccl.transport.WaitStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
@@ -46,7 +46,7 @@ import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
  * {@link ByteBuffer}. A close while another thread of this rank is inside a call therefore cannot crash it: that
  * call, and every later one, fails with "the shared-memory transport is closed".
  */
-public final class ShmTransport implements Transport {
+public final class ShmTransport extends AbstractTransport {
     private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
     /** Environment variable: directory of the segments (default /dev/shm, else the temp dir). */
     public static final String DIR_ENV = "JCCL_SHM_DIR";
@@ -64,16 +64,12 @@ public final class ShmTransport implements Transport {
     public static final String REGISTERED_ENV = "JCCL_SHM_REGISTERED_BYTES";
     public static final int REGISTERED_DEFAULT = 256 << 20;
 
-    private final int rank;
-    private final int size;
     private final Path file;
     /** By destination: this rank's ring in the destination's segment. */
     private final ShmRing[] outbound;
     private final ReentrantLock[] sendLocks;
     private final PeerWatch watch;
     private final ShmDrain drain;
-    private final Inbox inbox;
-    private final ArrayPool pool = new ArrayPool();
     private final int maxSpins;
     final int oversubscribedSpins;
     /**
@@ -87,12 +83,10 @@ public final class ShmTransport implements Transport {
     private volatile boolean closed;
 
     private ShmTransport(int rank, int size, Path file, int oversubscribedSpins) {
-        this.rank = rank;
-        this.size = size;
+        super("shm", rank, size, new Inbox(size), new ArrayPool());
         this.file = file;
         this.outbound = new ShmRing[size];
         this.sendLocks = new ReentrantLock[size];
-        this.inbox = new Inbox(size);
         this.watch = new PeerWatch(rank, size, inbox);
         this.drain = new ShmDrain(rank, size, inbox, pool, watch);
         this.oversubscribedSpins = oversubscribedSpins;
@@ -205,21 +199,6 @@ public final class ShmTransport implements Transport {
     }
 
     // ------------------------------------------------------------------ send
-
-    @Override
-    public int rank() {
-        return rank;
-    }
-
-    @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public String name() {
-        return "shm";
-    }
 
     @Override
     public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
@@ -347,41 +326,20 @@ public final class ShmTransport implements Transport {
     }
 
     @Override
-    public void release(Frame frame) {
-        pool.giveBack(frame);
-    }
-
-    @Override
-    public void abortPeers(int[] peers, FrameHeader header, String reason) {
-        if (closed) {
-            return; // the peers were told goodbye
+    protected void sendAbort(int peer, Frame abort) {
+        if (closed || outbound[peer] == null) {
+            return; // closed: the peers were told goodbye
         }
-        byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
-        FrameHeader h = header.withStep(header.step(), bytes.length);
-        for (int peer : peers) {
-            if (peer == rank || outbound[peer] == null) {
-                continue;
-            }
-            ReentrantLock lock = sendLocks[peer];
-            if (lock.tryLock()) {
-                try {
-                    if (!writeFrame(peer, h, DataType.UINT8, bytes, 0, false)) {
-                        LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
-                                rank, peer);
-                    }
-                } finally {
-                    lock.unlock();
+        ReentrantLock lock = sendLocks[peer];
+        if (lock.tryLock()) {
+            try {
+                if (!writeFrame(peer, abort.header(), DataType.UINT8, abort.payload(), 0, false)) {
+                    LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
+                            rank, peer);
                 }
+            } finally {
+                lock.unlock();
             }
-        }
-    }
-
-    @Override
-    public void interrupt(Frame abort) {
-        inbox.deliver(rank, abort);
-        ShmArena a = arena;
-        if (a != null) {
-            a.interrupt();
         }
     }
 

@@ -1,0 +1,224 @@
+package io.jccl.transport.tcp;
+
+import io.jccl.DataType;
+import io.jccl.buffer.Buf;
+import io.jccl.transport.ArrayPool;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameFormatException;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.Inbox;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One established connection of the TCP transport, to one peer: frames on the wire ({@link FrameDescriptor}
+ * followed by the payload in little-endian order), the sends to the peer, and a reader thread that moves whole
+ * frames from it into this rank's {@link Inbox}.
+ *
+ * <p>A frame with a wrong magic, version, dtype, source or an impossible length closes the connection with a
+ * clear error and allocates nothing of the claimed size (payloads above one chunk are held in pieces until their
+ * last byte arrives). A goodbye frame is the peer's departure; end of stream without one means the peer died:
+ * every communicator over the transport is aborted with a message naming it.
+ */
+final class TcpConnection {
+    /** The transport's logger: what a connection logs is the transport's. */
+    private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+    private static final int CHUNK_BYTES = 1 << 20;
+    /**
+     * Pieces of a large incoming frame held until its last byte: small enough not to be a humongous object of
+     * the G1 collector (which would round each up to whole regions and hold twice what was sent).
+     */
+    private static final int HELD_CHUNK_BYTES = 256 << 10;
+
+    private final int rank;
+    final int peer;
+    final SocketChannel channel;
+    private final ByteBuffer out = ByteBuffer.allocateDirect(CHUNK_BYTES + FrameDescriptor.HEADER_LENGTH)
+            .order(ByteOrder.LITTLE_ENDIAN);
+    private final long maxMessageBytes;
+    private final Inbox inbox;
+    private final ArrayPool pool;
+    /** Whether the transport is closing: a broken connection is then no loss. */
+    private final BooleanSupplier closing;
+    private volatile boolean goodbye;
+    /** Why the connection is unusable, once it is. */
+    private volatile String lostReason;
+    private Thread reader;
+
+    TcpConnection(int rank, int peer, SocketChannel channel, long maxMessageBytes, Inbox inbox, ArrayPool pool,
+                  BooleanSupplier closing) {
+        this.rank = rank;
+        this.peer = peer;
+        this.channel = channel;
+        this.maxMessageBytes = maxMessageBytes;
+        this.inbox = inbox;
+        this.pool = pool;
+        this.closing = closing;
+    }
+
+    /** Why the connection is unusable, or null. */
+    String lostReason() {
+        return lostReason;
+    }
+
+    /** Starts the reader thread. */
+    void startReader() {
+        reader = new Thread(this::readLoop, "jccl-tcp-read-" + rank + "-from-" + peer);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Waits up to {@code millis} for the reader thread to end (after the peer's goodbye), if it was started. */
+    void joinReader(long millis) throws InterruptedException {
+        if (reader != null) {
+            reader.join(millis);
+        }
+    }
+
+    /** Writes a frame: {@code header}, then its payload count of elements of {@code payload} from {@code offset}. */
+    void write(FrameHeader header, DataType dtype, Object payload, int offset) throws IOException {
+        int n = header.payloadCount();
+        int elem = dtype.sizeBytes();
+        int perChunk = CHUNK_BYTES / elem;
+        synchronized (this) {
+            out.clear();
+            FrameDescriptor.encode(header, out);
+            int done = 0;
+            do {
+                int m = Math.min(perChunk, n - done);
+                if (m > 0) {
+                    new Buf(dtype, payload, offset + done, m).writeTo(out);
+                    done += m;
+                }
+                out.flip();
+                while (out.hasRemaining()) {
+                    channel.write(out);
+                }
+                out.clear();
+            } while (done < n);
+        }
+    }
+
+    /** Says goodbye ({@code bye}, a goodbye header) and shuts the sending side down; nothing follows. */
+    void sayGoodbye(FrameHeader bye) throws IOException {
+        write(bye, DataType.UINT8, new byte[0], 0);
+        channel.shutdownOutput();
+    }
+
+    /** Closes the socket; the reader thread, if any, ends. */
+    void close() {
+        TcpConnector.closeQuietly(channel);
+    }
+
+    private void readLoop() {
+        ByteBuffer in = ByteBuffer.allocateDirect(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            while (true) {
+                in.clear().limit(FrameDescriptor.HEADER_LENGTH);
+                readFully(in);
+                in.flip();
+                FrameHeader h = FrameDescriptor.decode(in);
+                if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
+                    goodbye = true;
+                    inbox.peerClosed(peer, Frame.departed(peer));
+                    return;
+                }
+                inbox.deliver(peer, new Frame(h, readPayload(h, in)));
+            }
+        } catch (FrameFormatException e) {
+            protocolError(e.getMessage());
+        } catch (EOFException e) {
+            if (!closing.getAsBoolean() && !goodbye) {
+                lose("connection to rank " + peer
+                        + " lost (end of stream without goodbye): the process died or was killed");
+            }
+        } catch (IOException e) {
+            if (!closing.getAsBoolean() && !goodbye) {
+                lose("connection to rank " + peer + " lost (" + e.getMessage()
+                        + "): the process died or was killed, or the network failed");
+            }
+        }
+    }
+
+    private void lose(String reason) {
+        lostReason = reason;
+        inbox.peerLost(Frame.peerGone(peer, reason));
+    }
+
+    private Object readPayload(FrameHeader h, ByteBuffer in) throws IOException {
+        DataType dt;
+        try {
+            dt = DataType.fromId(h.dtype());
+        } catch (IllegalArgumentException e) {
+            throw new FrameFormatException("unknown dtype id " + h.dtype() + " from rank " + peer);
+        }
+        if (h.source() != peer && !h.isAbort()) { // an abort may relay another rank's failure
+            throw new FrameFormatException("frame claims source rank " + h.source() + " on the connection of rank "
+                    + peer);
+        }
+        long bytes = (long) h.payloadCount() * dt.sizeBytes();
+        if (bytes > maxMessageBytes) {
+            throw new FrameFormatException("impossible payload length: payloadBytes=" + bytes + ", max="
+                    + maxMessageBytes);
+        }
+        int n = h.payloadCount();
+        int perChunk = CHUNK_BYTES / dt.sizeBytes();
+        if (n <= perChunk) {
+            Object arr = pool.take(dt, n);
+            readChunk(in, dt, arr, 0, n);
+            return arr;
+        }
+        // larger: whole chunks as they arrive, so a length that lies costs at most what was sent (plus one chunk);
+        // the frame's own array is made once its last byte is in
+        List<Object> chunks = new ArrayList<>();
+        int perHeld = HELD_CHUNK_BYTES / dt.sizeBytes();
+        for (int done = 0; done < n; done += perHeld) {
+            int m = Math.min(perHeld, n - done);
+            Object chunk = dt.newArray(m);
+            readChunk(in, dt, chunk, 0, m);
+            chunks.add(chunk);
+        }
+        Object arr = pool.take(dt, n);
+        int at = 0;
+        for (Object chunk : chunks) {
+            int m = java.lang.reflect.Array.getLength(chunk);
+            System.arraycopy(chunk, 0, arr, at, m);
+            at += m;
+        }
+        return arr;
+    }
+
+    private void readChunk(ByteBuffer in, DataType dt, Object arr, int at, int m) throws IOException {
+        in.clear().limit(m * dt.sizeBytes());
+        readFully(in);
+        in.flip();
+        new Buf(dt, arr, at, m).readFrom(in);
+    }
+
+    private void readFully(ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            if (channel.read(b) < 0) {
+                throw new EOFException();
+            }
+        }
+    }
+
+    private void protocolError(String message) {
+        LOG.error("rank {}: protocol error on the connection from rank {}: {}; closing it", rank, peer, message);
+        lostReason = "protocol error on the connection from rank " + peer + ": " + message;
+        TcpConnector.closeQuietly(channel);
+        if (!closing.getAsBoolean()) {
+            inbox.peerLost(Frame.peerGone(peer, lostReason));
+        }
+    }
+}

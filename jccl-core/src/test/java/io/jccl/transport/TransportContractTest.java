@@ -1,0 +1,347 @@
+package io.jccl.transport;
+
+import io.jccl.DataType;
+import io.jccl.OpType;
+import io.jccl.TransportKind;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The {@link Transport} contract, at the SPI level, over every transport (ranks as threads of this JVM, three of
+ * them): what the algorithms above rely on, whichever transport carries their frames.
+ *
+ * <p>A send may wait until the receiver takes the frame in (the shm transport's rings hold 64 KiB here), so a
+ * frame larger than that is sent from a thread of its own, as a rank of its own would.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class TransportContractTest {
+    private static final int WORLD = 3;
+    private static final int COLLECTIVE = Streams.collective(0);
+    private static final int P2P = Streams.pointToPoint(0);
+    /** Another communicator's collective stream. */
+    private static final int OTHER = Streams.collective(5);
+    /** Elements of a large frame: more than a test ring of the shm transport holds (64 KiB), pooled on receipt. */
+    private static final int LARGE = 20_000;
+
+    private static long in(Duration d) {
+        return System.nanoTime() + d.toNanos();
+    }
+
+    private static long soon() {
+        return in(Duration.ofSeconds(20));
+    }
+
+    private static FrameHeader data(int source, int stream, int step, int count) {
+        return new FrameHeader(FrameDescriptor.TYPE_DATA, OpType.ALL_REDUCE.id(), DataType.FLOAT32.id(), 0xFF, 0xFF,
+                source, -1, 1, count, step, count, stream);
+    }
+
+    private static FrameHeader abort(int source, int stream, int step) {
+        return new FrameHeader(FrameDescriptor.TYPE_ABORT, OpType.ALL_REDUCE.id(), DataType.UINT8.id(), 0xFF, 0xFF,
+                source, -1, 1, 0, step, 0, stream);
+    }
+
+    /** {@code count} floats that name the sender, the stream and the step. */
+    private static float[] payload(int source, int stream, int step, int count) {
+        float[] a = new float[count];
+        for (int i = 0; i < count; i++) {
+            a[i] = source * 1_000_000f + stream * 10_000f + step * 100f + i % 100;
+        }
+        return a;
+    }
+
+    /** Sends the frame of {@code step} from three elements into the sender's array (which it may reuse at once). */
+    private static void send(Transport t, int dst, int stream, int step, int count) {
+        float[] a = new float[count + 3];
+        System.arraycopy(payload(t.rank(), stream, step, count), 0, a, 3, count);
+        t.send(dst, data(t.rank(), stream, step, count), DataType.FLOAT32, a, 3);
+        java.util.Arrays.fill(a, -1f);
+    }
+
+    /** Receives the frame of {@code step} from {@code src} on {@code stream} and checks its header and payload. */
+    private static Frame expect(Transport t, int src, int stream, int step, int count) throws InterruptedException {
+        Frame f = t.receive(src, stream, soon());
+        assertNotNull(f, "rank " + t.rank() + ": nothing from rank " + src + " on stream " + stream);
+        assertFalse(f.header().isAbort(), () -> "an abort: " + reason(f));
+        assertEquals(src, f.header().source());
+        assertEquals(stream, f.header().stream());
+        assertEquals(step, f.header().step(), "frames out of order");
+        assertEquals(count, f.header().payloadCount());
+        float[] got = java.util.Arrays.copyOf((float[]) f.payload(), count);
+        assertArrayEquals(payload(src, stream, step, count), got);
+        return f;
+    }
+
+    private static String reason(Frame f) {
+        return new String((byte[]) f.payload(), 0, f.header().payloadCount(), StandardCharsets.UTF_8);
+    }
+
+    private static void withTransports(TransportKind kind, Body body) throws Exception {
+        List<Transport> t = kind.connect(WORLD);
+        try {
+            body.run(t);
+        } finally {
+            TransportKind.closeTransports(t);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Body {
+        void run(List<Transport> t) throws Exception;
+    }
+
+    private interface Task {
+        void run() throws Exception;
+    }
+
+    /** Runs {@code task} on a thread of its own (another rank, or another thread of this rank). */
+    private static CompletableFuture<Void> async(Task task) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Thread th = new Thread(() -> {
+            try {
+                task.run();
+                done.complete(null);
+            } catch (Throwable e) {
+                done.completeExceptionally(e);
+            }
+        }, "jccl-test-contract");
+        th.setDaemon(true);
+        th.start();
+        return done;
+    }
+
+    // ------------------------------------------------------------------ ordering and independence
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void framesFromOneSourceOnOneStreamArriveInOrder(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            int frames = 40;
+            List<CompletableFuture<Void>> senders = new ArrayList<>();
+            for (int src = 1; src < WORLD; src++) {
+                Transport s = t.get(src);
+                senders.add(async(() -> {
+                    for (int i = 0; i < frames; i++) { // both streams interleaved; empty, small and large frames
+                        send(s, 0, COLLECTIVE, i, count(i));
+                        send(s, 0, P2P, i, count(i + 1));
+                    }
+                }));
+            }
+            for (int src = 1; src < WORLD; src++) {
+                for (int i = 0; i < frames; i++) {
+                    t.get(0).release(expect(t.get(0), src, COLLECTIVE, i, count(i)));
+                }
+                for (int i = 0; i < frames; i++) {
+                    t.get(0).release(expect(t.get(0), src, P2P, i, count(i + 1)));
+                }
+            }
+            for (CompletableFuture<Void> f : senders) {
+                f.get(20, TimeUnit.SECONDS);
+            }
+        });
+    }
+
+    private static int count(int i) {
+        return i % 7 == 0 ? LARGE : i % 3 == 0 ? 0 : 1 + i;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void framesOfDifferentStreamsDoNotBlockEachOther(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            int queued = 24; // about 2 MB unread on the collective stream: more than any ring or socket buffer
+            CompletableFuture<Void> sender = async(() -> {
+                for (int i = 0; i < queued; i++) {
+                    send(t.get(1), 0, COLLECTIVE, i, LARGE);
+                }
+                send(t.get(1), 0, P2P, 0, 5);
+                send(t.get(1), 0, OTHER, 0, 6);
+            });
+            expect(t.get(0), 1, OTHER, 0, 6);
+            expect(t.get(0), 1, P2P, 0, 5);
+            for (int i = 0; i < queued; i++) {
+                expect(t.get(0), 1, COLLECTIVE, i, LARGE);
+            }
+            sender.get(20, TimeUnit.SECONDS);
+        });
+    }
+
+    // ------------------------------------------------------------------ peek, deadline
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void peekHeaderDoesNotConsume(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            Transport r0 = t.get(0);
+            assertNull(r0.peekHeader(1, COLLECTIVE));
+            send(t.get(1), 0, COLLECTIVE, 7, 4);
+            send(t.get(1), 0, COLLECTIVE, 8, 4);
+            FrameHeader h = null;
+            long until = soon();
+            while (h == null && System.nanoTime() - until < 0) { // peeking never waits: ask until it is there
+                h = r0.peekHeader(1, COLLECTIVE);
+                Thread.sleep(1);
+            }
+            assertNotNull(h, "the frame never showed");
+            assertEquals(7, h.step());
+            assertEquals(7, r0.peekHeader(1, COLLECTIVE).step(), "a second peek sees the same frame");
+            assertNull(r0.peekHeader(1, P2P), "another stream's queue is empty");
+            expect(r0, 1, COLLECTIVE, 7, 4);
+            expect(r0, 1, COLLECTIVE, 8, 4);
+            assertNull(r0.peekHeader(1, COLLECTIVE));
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void receiveReturnsNullAtTheDeadline(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            long start = System.nanoTime();
+            assertNull(t.get(0).receive(1, COLLECTIVE, in(Duration.ofMillis(200))));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms >= 190 && ms < 5_000, "returned after " + ms + " ms");
+            start = System.nanoTime();
+            assertNull(t.get(0).receive(2, P2P, System.nanoTime() - 1), "a deadline passed already");
+            assertTrue(System.nanoTime() - start < 1_000_000_000L);
+        });
+    }
+
+    // ------------------------------------------------------------------ abort, interrupt
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void abortPeersReachesEveryListedPeer(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            String why = "rank 0 gave up: \u00e9chec";
+            t.get(0).abortPeers(new int[] {0, 1, 2}, abort(0, COLLECTIVE, 9), why); // itself listed: skipped
+            for (int r = 1; r < WORLD; r++) {
+                Transport tr = t.get(r);
+                int other = r == 1 ? 2 : 1; // from any peer: also a receive from a rank that did not abort
+                for (int src : new int[] {0, other}) {
+                    for (int stream : new int[] {COLLECTIVE, P2P}) {
+                        Frame f = tr.receive(src, stream, soon());
+                        assertNotNull(f, "rank " + r + " waited for rank " + src + " in vain");
+                        assertTrue(f.header().isAbort());
+                        assertFalse(f.isDeparture());
+                        assertEquals(0, f.header().source());
+                        assertEquals(9, f.header().step());
+                        assertEquals(why, reason(f));
+                        tr.release(f);
+                    }
+                }
+                Frame pending = tr.pendingAbort(0, COLLECTIVE);
+                assertNotNull(pending);
+                assertEquals(why, reason(pending));
+                assertNull(tr.receive(0, OTHER, in(Duration.ofMillis(50))), "another communicator goes on");
+            }
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void interruptEndsThisRanksOwnPendingReceivePromptly(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            Transport r0 = t.get(0);
+            CompletableFuture<Frame> waiting = new CompletableFuture<>();
+            async(() -> waiting.complete(r0.receive(1, COLLECTIVE, in(Duration.ofSeconds(30)))));
+            Thread.sleep(300);
+            assertFalse(waiting.isDone(), "nothing was sent");
+            Frame abort = AbstractTransport.abortFrame(abort(0, COLLECTIVE, 0), "closed by another thread");
+            long start = System.nanoTime();
+            r0.interrupt(abort);
+            Frame f = waiting.get(5, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 750, "the receive took " + ms + " ms to end");
+            assertTrue(f.header().isAbort());
+            assertEquals("closed by another thread", reason(f));
+            Frame next = r0.receive(2, P2P, in(Duration.ofSeconds(5)));
+            assertNotNull(next, "later receives of the communicator return it too");
+            assertEquals("closed by another thread", reason(next));
+            assertNotNull(r0.pendingAbort(2, COLLECTIVE));
+            assertNull(t.get(1).pendingAbort(0, COLLECTIVE), "the peers are not told");
+        });
+    }
+
+    // ------------------------------------------------------------------ close
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void closeIsSeenAsADepartureAfterTheFramesSentBeforeIt(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            for (int i = 0; i < 3; i++) {
+                send(t.get(1), 0, COLLECTIVE, i, 1 + 100 * i);
+            }
+            send(t.get(1), 2, P2P, 0, 1);
+            t.get(1).close();
+            for (int i = 0; i < 3; i++) {
+                expect(t.get(0), 1, COLLECTIVE, i, 1 + 100 * i);
+            }
+            for (int k = 0; k < 2; k++) { // and again: a departure is not consumed
+                Frame f = t.get(0).receive(1, COLLECTIVE, soon());
+                assertNotNull(f);
+                assertTrue(f.isDeparture() && f.header().isAbort(), f.header().toString());
+                assertEquals(1, f.header().source());
+            }
+            expect(t.get(2), 1, P2P, 0, 1);
+            Frame f = t.get(2).receive(1, P2P, soon());
+            assertNotNull(f);
+            assertTrue(f.isDeparture());
+            assertTrue(t.get(2).receive(1, COLLECTIVE, soon()).isDeparture(), "on every stream");
+            assertNull(t.get(2).receive(0, COLLECTIVE, in(Duration.ofMillis(50))), "the others are still there");
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void sendAfterCloseFailsWithAnException(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            t.get(0).close();
+            t.get(0).close(); // twice is harmless
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+                assertThrows(RuntimeException.class, () -> send(t.get(0), 1, COLLECTIVE, 0, 4));
+                assertThrows(RuntimeException.class, () -> send(t.get(0), 2, P2P, 0, LARGE));
+            });
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void releasedFramesLeaveLaterFramesIntact(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            int rounds = 6;
+            CompletableFuture<Void> sender = async(() -> {
+                for (int round = 0; round < rounds; round++) {
+                    send(t.get(1), 0, COLLECTIVE, round, released(round));
+                }
+            });
+            for (int round = 0; round < rounds; round++) { // pooled arrays come back unzeroed: only the count is read
+                t.get(0).release(expect(t.get(0), 1, COLLECTIVE, round, released(round)));
+            }
+            sender.get(20, TimeUnit.SECONDS);
+            t.get(0).release(AbstractTransport.abortFrame(abort(0, COLLECTIVE, 0), "not pooled"));
+            t.get(0).release(Frame.departed(1));
+        });
+    }
+
+    /** Sizes of the frames released in turn: pooled ones of two capacities, and small ones. */
+    private static int released(int round) {
+        return round % 3 == 0 ? LARGE : round % 3 == 1 ? LARGE / 2 + 1 : 10;
+    }
+}
