@@ -81,6 +81,8 @@ public final class ShmTransport extends AbstractTransport {
     private final Thread shutdownHook;
     private ShmArena arena;
     private volatile boolean closed;
+    /** How long close() keeps trying to put its goodbye into a full ring. */
+    private static final long GOODBYE_WAIT_NANOS = 2_000_000_000L;
 
     private ShmTransport(int rank, int size, Path file, int oversubscribedSpins) {
         super("shm", rank, size, new Inbox(size), new ArrayPool());
@@ -355,17 +357,40 @@ public final class ShmTransport extends AbstractTransport {
             }
             closed = true;
         }
+        // a goodbye that does not fit a full ring is retried while the peer drains it, for a bounded time: a peer
+        // that never learns of the departure would wait for this rank until its deadline
         FrameHeader bye = Frame.goodbye(rank);
+        java.util.BitSet pending = new java.util.BitSet(size);
         for (int peer = 0; peer < size; peer++) {
-            if (outbound[peer] != null && sendLocks[peer].tryLock()) {
+            if (outbound[peer] != null) {
+                pending.set(peer);
+            }
+        }
+        long until = System.nanoTime() + GOODBYE_WAIT_NANOS;
+        while (!pending.isEmpty()) {
+            for (int peer = pending.nextSetBit(0); peer >= 0; peer = pending.nextSetBit(peer + 1)) {
+                if (!sendLocks[peer].tryLock()) {
+                    continue; // a send in flight (it fails now that the transport is closed): try again
+                }
                 try {
-                    writeFrame(peer, bye, DataType.UINT8, new byte[0], 0, false);
+                    if (writeFrame(peer, bye, DataType.UINT8, new byte[0], 0, false)) {
+                        pending.clear(peer);
+                    }
                 } catch (RuntimeException e) {
                     LOG.debug("rank {}: cannot say goodbye to rank {}: {}", rank, peer, e.toString());
+                    pending.clear(peer);
                 } finally {
                     sendLocks[peer].unlock();
                 }
             }
+            if (pending.isEmpty() || System.nanoTime() - until >= 0) {
+                break;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
+        }
+        if (!pending.isEmpty()) {
+            LOG.warn("rank {}: the rings to ranks {} stayed full for {} ms: they learn of this rank's departure "
+                    + "from its process's exit, or at their deadline", rank, pending, GOODBYE_WAIT_NANOS / 1_000_000);
         }
         ShmSegment.delete(file);
         if (shutdownHook != null) {

@@ -111,10 +111,11 @@ class ShmTransportCloseTest {
         reducer.start();
         Thread.sleep(300);
         t[0].close();
-        t[1].close();
         receiver.join(10_000);
         waiter.join(10_000);
         reducer.join(10_000);
+        // rank 1 closes only now: its goodbye must not race the close of rank 0 into the receiver's wait
+        t[1].close();
         assertFalse(receiver.isAlive() || waiter.isAlive() || reducer.isAlive());
         for (Throwable e : new Throwable[] {receiving.get(), waiting.get(), reducing.get()}) {
             assertInstanceOf(JcclException.class, e);
