@@ -40,22 +40,9 @@ class TcpFrameValidationTest {
     @ParameterizedTest
     @ValueSource(strings = {"bad frame magic", "unsupported frame version", "impossible payload length"})
     void shouldCloseTheConnectionOnAMalformedFrame(String defect) throws Exception {
-        InMemoryStore store = new InMemoryStore();
-        JobSecret secret = JobSecret.generate();
-        CompletableFuture<Communicator> rank0 = CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
-                TcpTransport.connect(0, 2, store, TcpOptions.loopback(secret)),
-                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))), r -> {
-                    Thread t = new Thread(r);
-                    t.setDaemon(true);
-                    t.start();
-                });
-        String addr = store.getString("tcp/addr/0", Duration.ofSeconds(10));
-        store.setString("tcp/addr/1", "127.0.0.1:1"); // the impostor never listens
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1))));
-            Handshake.client(s.getInputStream(), s.getOutputStream(), secret, HandshakeDescriptor.PURPOSE_TRANSPORT, 1,
-                    2);
-            Communicator comm = rank0.get(10, TimeUnit.SECONDS);
+        try (Impostor imp = Impostor.connect()) {
+            Socket s = imp.socket;
+            Communicator comm = imp.victim;
             FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, 0, DataType.FLOAT64.id(), 0, 1, 1, -1, 0, 4, 0,
                     defect.startsWith("impossible") ? Integer.MAX_VALUE : 4, 0);
             ByteBuffer b = ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
@@ -82,22 +69,9 @@ class TcpFrameValidationTest {
      */
     @Test
     void shouldHoldNoMoreThanWhatALyingPeerSent() throws Exception {
-        InMemoryStore store = new InMemoryStore();
-        JobSecret secret = JobSecret.generate();
-        CompletableFuture<Communicator> rank0 = CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
-                TcpTransport.connect(0, 2, store, TcpOptions.loopback(secret)),
-                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))), r -> {
-                    Thread t = new Thread(r);
-                    t.setDaemon(true);
-                    t.start();
-                });
-        String addr = store.getString("tcp/addr/0", Duration.ofSeconds(10));
-        store.setString("tcp/addr/1", "127.0.0.1:1");
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1))));
-            Handshake.client(s.getInputStream(), s.getOutputStream(), secret, HandshakeDescriptor.PURPOSE_TRANSPORT, 1,
-                    2);
-            Communicator comm = rank0.get(10, TimeUnit.SECONDS);
+        try (Impostor imp = Impostor.connect()) {
+            Socket s = imp.socket;
+            Communicator comm = imp.victim;
             long before = heapAfterGc();
             int announced = 475_000_000; // floats: 1.9 GB
             FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, 0, DataType.FLOAT32.id(), 0, 1, 1, -1, 0,
@@ -125,5 +99,40 @@ class TcpFrameValidationTest {
             Thread.sleep(100);
         }
         return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    /** Rank 0 of 2, and rank 1 played by this test over a raw socket that passed the handshake. */
+    private static final class Impostor implements AutoCloseable {
+        final Socket socket;
+        final Communicator victim;
+
+        private Impostor(Socket socket, Communicator victim) {
+            this.socket = socket;
+            this.victim = victim;
+        }
+
+        static Impostor connect() throws Exception {
+            InMemoryStore store = new InMemoryStore();
+            JobSecret secret = JobSecret.generate();
+            CompletableFuture<Communicator> rank0 = CompletableFuture.supplyAsync(() -> new DefaultCommunicator(
+                    TcpTransport.connect(0, 2, store, TcpOptions.loopback(secret)),
+                    CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))), r -> {
+                        Thread t = new Thread(r);
+                        t.setDaemon(true);
+                        t.start();
+                    });
+            String addr = store.getString("tcp/addr/0", Duration.ofSeconds(10));
+            store.setString("tcp/addr/1", "127.0.0.1:1"); // the impostor never listens
+            Socket s = new Socket();
+            s.connect(new InetSocketAddress("127.0.0.1", Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1))));
+            Handshake.client(s.getInputStream(), s.getOutputStream(), secret, HandshakeDescriptor.PURPOSE_TRANSPORT, 1,
+                    2);
+            return new Impostor(s, rank0.get(10, TimeUnit.SECONDS));
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            socket.close();
+        }
     }
 }
