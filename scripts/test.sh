@@ -27,9 +27,14 @@ else
   log=jccl-core/target/jdk25-tests.log
   mvn -B -o -pl jccl-core surefire:test -Djvm="$jdk25/bin/java" 2>&1 | tee "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
-  if grep -h "^WARNING:" "$log" jccl-core/target/surefire-reports/*-output.txt 2>/dev/null | grep -q .; then
+  # and a 4-rank job of JVM processes over shared memory, as a user runs one
+  jar=jccl-cli/target/jccl.jar
+  "$jdk25/bin/java" -jar "$jar" launch -n 4 --transport shm -- "$jdk25/bin/java" -cp "$jar" \
+    io.jccl.examples.AllReduceDemo 4096 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
+  if grep -h "^WARNING:\|\] WARNING:" "$log" jccl-core/target/surefire-reports/*-output.txt 2>/dev/null | grep -q .; then
     echo "test.sh: a JVM of the JDK 25 run printed a warning:" >&2
-    grep -h "^WARNING:" "$log" jccl-core/target/surefire-reports/*-output.txt 2>/dev/null | sort | uniq -c >&2
+    grep -h "^WARNING:\|\] WARNING:" "$log" jccl-core/target/surefire-reports/*-output.txt 2>/dev/null | sort | uniq -c >&2
     exit 1
   fi
 fi
