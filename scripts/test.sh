@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Installs what the tests need (Debian's python3-torch, the gloo reference) and runs every test.
+# Installs what the tests need (Debian's python3-torch for the gloo reference, iproute2 for the multi-host test bed,
+# Open MPI for the benchmark's peer) and runs every test.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 py="${JCCL_TORCH_PYTHON:-/usr/bin/python3}"
-if ! "$py" -c "import torch" >/dev/null 2>&1; then
-  echo "test.sh: installing python3-torch (the gloo reference)..." >&2
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+sudo_cmd=""
+[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+packages=()
+"$py" -c "import torch" >/dev/null 2>&1 || packages+=(python3-torch)        # the gloo reference
+command -v ip >/dev/null 2>&1 || packages+=(iproute2)                      # the multi-host test bed
+command -v nsenter >/dev/null 2>&1 || packages+=(util-linux)
+command -v mpirun >/dev/null 2>&1 || packages+=(openmpi-bin libopenmpi-dev) # bench --compare mpi
+if [ ${#packages[@]} -gt 0 ]; then
+  echo "test.sh: installing ${packages[*]}..." >&2
   $sudo_cmd apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q python3-torch
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${packages[@]}"
 fi
 "$py" -c "import torch; print('test.sh: gloo reference: torch', torch.__version__, 'at $py')"
 mvn -B verify "$@"
