@@ -27,13 +27,34 @@ public final class CommunicatorConfig {
     private final String tracePrefix;
     private final java.util.Map<OpType, Algorithm> algorithms;
     private final JcclSettings settings;
+    private final String tuneParameters;
 
     private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms,
                                JcclSettings settings) {
+        this(timeout, tracePrefix, algorithms, settings, null);
+    }
+
+    private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms,
+                               JcclSettings settings, String tuneParameters) {
         this.timeout = timeout;
         this.tracePrefix = tracePrefix;
         this.algorithms = algorithms;
         this.settings = settings;
+        this.tuneParameters = tuneParameters;
+    }
+
+    /**
+     * AUTO's cost-model parameters as every rank of a job agreed on them at initialisation ({@code key=value}
+     * lines, rank 0's tuning file), so that every rank makes the same choice even where the hosts' tuning files
+     * differ; null (the default) reads this process's tuning file ({@code JCCL_TUNE_FILE}). Sub-groups inherit it.
+     */
+    public CommunicatorConfig withTuneParameters(String parameters) {
+        return new CommunicatorConfig(timeout, tracePrefix, algorithms, settings, parameters);
+    }
+
+    /** See {@link #withTuneParameters}; null when this process's tuning file is read. */
+    public String tuneParameters() {
+        return tuneParameters;
     }
 
     /** The timeout, trace and algorithms of {@code settings}, which the communicator's transports also take. */
@@ -57,7 +78,8 @@ public final class CommunicatorConfig {
         java.util.Map<OpType, Algorithm> m = new java.util.EnumMap<>(OpType.class);
         m.putAll(algorithms);
         m.put(op, algorithm);
-        return new CommunicatorConfig(timeout, tracePrefix, java.util.Collections.unmodifiableMap(m), settings);
+        return new CommunicatorConfig(timeout, tracePrefix, java.util.Collections.unmodifiableMap(m), settings,
+                tuneParameters);
     }
 
     /** {@code algorithm} for every operation that has it (the others keep their choice). */
@@ -86,7 +108,7 @@ public final class CommunicatorConfig {
 
     public CommunicatorConfig withTimeout(Duration newTimeout) {
         return new CommunicatorConfig(Objects.requireNonNull(newTimeout, "timeout"), tracePrefix, algorithms,
-                settings).validated();
+                settings, tuneParameters).validated();
     }
 
     /**
@@ -94,7 +116,7 @@ public final class CommunicatorConfig {
      * (docs/trace.md); null switches it off.
      */
     public CommunicatorConfig withTrace(String prefix) {
-        return new CommunicatorConfig(timeout, prefix, algorithms, settings);
+        return new CommunicatorConfig(timeout, prefix, algorithms, settings, tuneParameters);
     }
 
     /** The trace prefix, or null when tracing is off. */

@@ -12,7 +12,7 @@ import java.time.Duration;
 
 /**
  * A rank for the fault tests, started as its own JVM. Mode (first argument):
- * {@code ok}: ten allreduces; {@code exit}: rank {@code victim} exits with status 3 before the first one;
+ * {@code ok}: allreduces; {@code allgather}: allgathers; {@code exit}: rank {@code victim} exits with status 3 before the first one;
  * {@code kill}: rank {@code victim} kills itself with SIGKILL in the middle of the allreduces;
  * {@code stall}: rank {@code victim} sleeps instead of joining; {@code close}: another thread of rank
  * {@code victim} closes its communicator while it is in the allreduces. The victim of {@code kill} prints
@@ -70,7 +70,11 @@ public final class FaultWorker {
                     Thread.sleep(10_000);
                 }
                 float[] x = new float[1 << 16];
-                comm.allReduce(Tensor.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT);
+                if (mode.equals("allgather")) {
+                    comm.allGather(Tensor.of(x, 0, 1024), Tensor.of(new float[1024 * comm.size()]));
+                } else {
+                    comm.allReduce(Tensor.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT);
+                }
             }
             System.out.println("RESULT ok");
         } catch (JcclException e) {

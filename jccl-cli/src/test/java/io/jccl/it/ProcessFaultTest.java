@@ -131,4 +131,35 @@ class ProcessFaultTest {
             assertTrue(left.isEmpty(), () -> "left behind: " + left);
         }
     }
+
+    /**
+     * Ranks 0 and 1 have a tuning file that makes latency dear, ranks 2 and 3 one that makes bandwidth dear (as
+     * when `jccl tune` ran on one host only): AUTO chose different algorithms on the two halves and a
+     * correct program failed with a mismatch in algorithm (BRUCK against RING for allgather). Every rank now uses rank 0's parameters.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldChooseAlikeWhereTuningFilesDiffer(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path latencyDear = dir.resolve("latency.properties");
+        java.nio.file.Path bandwidthDear = dir.resolve("bandwidth.properties");
+        java.nio.file.Files.writeString(latencyDear, "tcp.link.alpha_us=100000\ntcp.link.beta_us_per_byte=0.000001\n");
+        java.nio.file.Files.writeString(bandwidthDear, "tcp.link.alpha_us=0.001\ntcp.link.beta_us_per_byte=10\n");
+        // the premise: the two files alone make AUTO choose differently for this job's allgather (Bruck, ring)
+        io.jccl.Algorithm a = new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.load(latencyDear),
+                "tcp", 0, 4).choose(io.jccl.OpType.ALL_GATHER, 4L << 12);
+        io.jccl.Algorithm b = new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.load(bandwidthDear),
+                "tcp", 0, 4).choose(io.jccl.OpType.ALL_GATHER, 4L << 12);
+        assertFalse(a == b, "both files choose " + a);
+        Map<Integer, Map<String, String>> env = new java.util.HashMap<>();
+        for (int r = 0; r < 4; r++) {
+            env.put(r, Map.of("JCCL_TRANSPORT", "tcp", "JCCL_TUNE_FILE", (r < 2 ? latencyDear : bandwidthDear)
+                    .toString()));
+        }
+        try (ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("allgather", "-1", "60000"), env)) {
+            for (int r = 0; r < 4; r++) {
+                assertEquals(0, job.await(r, 60), job.dump());
+                assertEquals("RESULT ok", job.line(r, "RESULT", 1), job.dump());
+            }
+        }
+    }
 }

@@ -203,7 +203,10 @@ final class CallFactory {
     synchronized AlgorithmSelector selector() {
         if (selector == null) {
             SharedArena a = transport.arena();
-            selector = new AlgorithmSelector(CostModel.load(config.settings().tuneFile()), transport.name(), a == null ? 0 : a.bufferBytes(),
+            // the parameters every rank agreed on at initialisation (rank 0's), else this process's tuning file
+            String agreed = config.tuneParameters();
+            CostModel model = agreed != null ? CostModel.parse(agreed) : CostModel.load(config.settings().tuneFile());
+            selector = new AlgorithmSelector(model, transport.name(), a == null ? 0 : a.bufferBytes(),
                     transport.size());
         }
         return selector;

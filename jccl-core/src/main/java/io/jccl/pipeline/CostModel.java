@@ -68,6 +68,29 @@ public final class CostModel {
         return m;
     }
 
+    /** The parameters as text (sorted {@code key=value} lines): what rank 0 gives every rank at initialisation. */
+    public String toText() {
+        StringBuilder sb = new StringBuilder();
+        new java.util.TreeMap<>(values).forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
+        return sb.toString();
+    }
+
+    /** The model {@link #toText()} wrote: the defaults, overridden by every line of {@code text}. */
+    public static CostModel parse(String text) {
+        CostModel m = defaults();
+        try {
+            Properties read = new Properties();
+            read.load(new java.io.StringReader(text));
+            for (String k : read.stringPropertyNames()) {
+                Double.parseDouble(read.getProperty(k));
+                m.values.setProperty(k, read.getProperty(k));
+            }
+        } catch (IOException | NumberFormatException e) {
+            throw new IllegalArgumentException("cannot read the agreed cost-model parameters: " + e.getMessage(), e);
+        }
+        return m;
+    }
+
     /** A copy with {@code transport}'s {@code kind} ("link" or "arena") parameters replaced. */
     public CostModel with(String transport, String kind, double alpha, double beta) {
         Properties p = new Properties();

@@ -317,6 +317,14 @@ public final class Rendezvous {
             }
             join(env.rank(), env.worldSize(), store, timeout);
             transport = connectTransport(env, store, tcp, kind, settings);
+            // AUTO's parameters are rank 0's on every rank: tuning files that differ between hosts (tuned on one
+            // only, or on other hardware) must not make the ranks choose different algorithms
+            if (config.tuneParameters() == null) {
+                if (env.rank() == 0) {
+                    store.setString("tune", io.jccl.pipeline.CostModel.load(settings.tuneFile()).toText());
+                }
+                config = config.withTuneParameters(store.getString("tune", timeout));
+            }
             DefaultCommunicator comm = new DefaultCommunicator(transport, config);
             comm.barrier(); // every rank is connected: the store is no longer needed
             return comm;
