@@ -47,6 +47,9 @@ final class ShmArena extends AbstractArena {
     private final int registeredBase;
     /** By rank: its whole segment, native byte order; only absolute accesses, duplicates and slices. */
     private final ByteBuffer[] memory;
+    /** By rank: float and double views of its whole segment, for copies and sums with no view made per call. */
+    private final FloatBuffer[] floats;
+    private final DoubleBuffer[] doubles;
     private final Object[] chunks = new Object[DataType.values().length];
     private final ReentrantLock lock = new ReentrantLock();
     /**
@@ -75,8 +78,12 @@ final class ShmArena extends AbstractArena {
         this.base = Math.toIntExact(arenaOffset(size(), ringBytes));
         this.registeredBase = Math.toIntExact(registeredOffset(size(), ringBytes, arenaBytes));
         this.memory = new ByteBuffer[segments.length];
+        this.floats = new FloatBuffer[segments.length];
+        this.doubles = new DoubleBuffer[segments.length];
         for (int r = 0; r < segments.length; r++) {
             memory[r] = segments[r].duplicate().order(ByteOrder.nativeOrder());
+            floats[r] = memory[r].asFloatBuffer();
+            doubles[r] = memory[r].asDoubleBuffer();
         }
     }
 
@@ -196,6 +203,14 @@ final class ShmArena extends AbstractArena {
     public void put(int half, int at, Buf src) {
         DataType dt = src.dtype();
         int to = offset(rank(), half, at, src.count(), dt);
+        if (dt == DataType.FLOAT32 && src.count() <= COPY_PIECE / 4) { // the common small case: no view per call
+            floats[rank()].put(to / 4, (float[]) src.array(), src.offset(), src.count());
+            return;
+        }
+        if (dt == DataType.FLOAT64 && src.count() <= COPY_PIECE / 8) {
+            doubles[rank()].put(to / 8, (double[]) src.array(), src.offset(), src.count());
+            return;
+        }
         int piece = COPY_PIECE / dt.sizeBytes();
         for (int done = 0; done < src.count(); done += piece) {
             int m = Math.min(piece, src.count() - done);
@@ -208,6 +223,14 @@ final class ShmArena extends AbstractArena {
     public void get(int r, int half, int at, Buf dst) {
         DataType dt = dst.dtype();
         int from = offset(r, half, at, dst.count(), dt);
+        if (dt == DataType.FLOAT32 && dst.count() <= COPY_PIECE / 4) {
+            floats[r].get(from / 4, (float[]) dst.array(), dst.offset(), dst.count());
+            return;
+        }
+        if (dt == DataType.FLOAT64 && dst.count() <= COPY_PIECE / 8) {
+            doubles[r].get(from / 8, (double[]) dst.array(), dst.offset(), dst.count());
+            return;
+        }
         int piece = COPY_PIECE / dt.sizeBytes();
         for (int done = 0; done < dst.count(); done += piece) {
             int m = Math.min(piece, dst.count() - done);
@@ -221,11 +244,11 @@ final class ShmArena extends AbstractArena {
         DataType dt = acc.dtype();
         if ((op == ReduceOp.SUM || op == ReduceOp.AVG) && (dt == DataType.FLOAT32 || dt == DataType.FLOAT64)) {
             // the common case, summed straight out of the mapping: half the memory traffic of copy-then-add
-            ByteBuffer v = view(r, offset(r, half, at, acc.count(), dt), acc.count() * dt.sizeBytes());
+            int from = offset(r, half, at, acc.count(), dt);
             if (dt == DataType.FLOAT32) {
-                sumFloats((float[]) acc.array(), acc.offset(), acc.count(), v.asFloatBuffer());
+                sumFloats((float[]) acc.array(), acc.offset(), acc.count(), floats[r], from / 4);
             } else {
-                sumDoubles((double[]) acc.array(), acc.offset(), acc.count(), v.asDoubleBuffer());
+                sumDoubles((double[]) acc.array(), acc.offset(), acc.count(), doubles[r], from / 8);
             }
             return;
         }
@@ -242,15 +265,15 @@ final class ShmArena extends AbstractArena {
         }
     }
 
-    private static void sumFloats(float[] acc, int offset, int n, FloatBuffer src) {
+    private static void sumFloats(float[] acc, int offset, int n, FloatBuffer src, int from) {
         for (int i = 0; i < n; i++) {
-            acc[offset + i] += src.get(i);
+            acc[offset + i] += src.get(from + i);
         }
     }
 
-    private static void sumDoubles(double[] acc, int offset, int n, DoubleBuffer src) {
+    private static void sumDoubles(double[] acc, int offset, int n, DoubleBuffer src, int from) {
         for (int i = 0; i < n; i++) {
-            acc[offset + i] += src.get(i);
+            acc[offset + i] += src.get(from + i);
         }
     }
 
