@@ -7,7 +7,9 @@ import io.jccl.step.CollectiveCall;
 
 /**
  * Binomial-tree broadcast. With ranks renumbered v = (r - root) mod P, rank v > 0 receives the whole buffer from
- * v - 2^floor(log2 v), then sends it to v + 2^k for every 2^k > v with v + 2^k < P, smallest first.
+ * v - 2^floor(log2 v), then sends it to v + 2^k for every 2^k > v with v + 2^k < P, smallest first; in segments
+ * of {@link RingAllReduce#SEGMENT_BYTES}, each forwarded as soon as it has arrived, so a large buffer crosses the
+ * tree's levels in a pipeline.
  *
  * <p>Cost: {@link #predictMicros}; each non-root receives T bytes once. Preceded by {@link SignatureCheck}, since
  * a rank that wrongly believes it is the root would otherwise send and return.
@@ -46,18 +48,34 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
         }
         int step = SignatureCheck.agree(call, 0);
         int v = (call.rank() - root + p) % p;
-        int mask = 1;
+        int seg = Math.max(1, RingAllReduce.SEGMENT_BYTES / data.dtype().sizeBytes());
+        int segments = Math.max(1, (data.count() + seg - 1) / seg);
+        CollectiveCall.Receive[] fromParent = new CollectiveCall.Receive[segments];
+        int firstChild = 1;
         if (v != 0) {
             int parentBit = Integer.highestOneBit(v);
             call.step(step + Integer.numberOfTrailingZeros(parentBit), "tree receive");
-            call.recvInto((v - parentBit + root) % p, data);
-            mask = parentBit << 1;
+            for (int j = 0; j < segments; j++) {
+                fromParent[j] = call.postRecv((v - parentBit + root) % p, segment(data, j, seg), null);
+            }
+            firstChild = parentBit << 1;
         }
-        for (; mask < p; mask <<= 1) {
-            if (v + mask < p) {
-                call.step(step + Integer.numberOfTrailingZeros(mask), "tree send");
-                call.send((v + mask + root) % p, data);
+        // segment by segment: a rank forwards segment j while segment j + 1 is still arriving
+        for (int j = 0; j < segments; j++) {
+            if (v != 0) {
+                call.complete(fromParent[j]);
+            }
+            for (int mask = firstChild; mask < p; mask <<= 1) {
+                if (v + mask < p) {
+                    call.step(step + Integer.numberOfTrailingZeros(mask), "tree send");
+                    call.send((v + mask + root) % p, segment(data, j, seg));
+                }
             }
         }
+    }
+
+    private static Buf segment(Buf b, int j, int seg) {
+        int from = j * seg;
+        return b.slice(from, Math.min(seg, b.count() - from));
     }
 }

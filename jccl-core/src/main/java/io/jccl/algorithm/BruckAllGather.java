@@ -48,8 +48,8 @@ public final class BruckAllGather implements CollectiveAlgorithm {
         for (int dist = 1; dist < p; dist <<= 1) {
             int blocks = Math.min(dist, p - dist);
             call.step(step++, "bruck round");
-            call.send((r - dist + p) % p, tmp.slice(0, blocks * c));
-            call.recvInto((r + dist) % p, tmp.slice(have * c, blocks * c));
+            call.sendRecv((r - dist + p) % p, tmp.slice(0, blocks * c), (r + dist) % p, tmp.slice(have * c, blocks * c),
+                    null);
             have += blocks;
         }
         for (int j = 0; j < p; j++) {

@@ -82,13 +82,11 @@ public final class HalvingDoublingAllReduce implements CollectiveAlgorithm {
                 int mid = lo[k] + (hi[k] - lo[k]) / 2;
                 call.step(1 + k, "recursive halving");
                 if ((v & d) == 0) {
-                    call.send(partner, data.slice(mid, hi[k] - mid));
-                    call.recvReduce(partner, data.slice(lo[k], mid - lo[k]), op);
+                    call.sendRecv(partner, data.slice(mid, hi[k] - mid), partner, data.slice(lo[k], mid - lo[k]), op);
                     lo[k + 1] = lo[k];
                     hi[k + 1] = mid;
                 } else {
-                    call.send(partner, data.slice(lo[k], mid - lo[k]));
-                    call.recvReduce(partner, data.slice(mid, hi[k] - mid), op);
+                    call.sendRecv(partner, data.slice(lo[k], mid - lo[k]), partner, data.slice(mid, hi[k] - mid), op);
                     lo[k + 1] = mid;
                     hi[k + 1] = hi[k];
                 }
@@ -98,12 +96,8 @@ public final class HalvingDoublingAllReduce implements CollectiveAlgorithm {
                 int partner = real(v ^ d, rem);
                 int mid = lo[k] + (hi[k] - lo[k]) / 2;
                 call.step(1 + rounds + (rounds - 1 - k), "recursive doubling");
-                call.send(partner, data.slice(lo[k + 1], hi[k + 1] - lo[k + 1]));
-                if ((v & d) == 0) {
-                    call.recvInto(partner, data.slice(mid, hi[k] - mid));
-                } else {
-                    call.recvInto(partner, data.slice(lo[k], mid - lo[k]));
-                }
+                Buf other = (v & d) == 0 ? data.slice(mid, hi[k] - mid) : data.slice(lo[k], mid - lo[k]);
+                call.sendRecv(partner, data.slice(lo[k + 1], hi[k + 1] - lo[k + 1]), partner, other, null);
             }
         }
         call.step(1 + 2 * rounds, "unfold");

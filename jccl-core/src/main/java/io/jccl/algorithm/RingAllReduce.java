@@ -87,24 +87,25 @@ public final class RingAllReduce implements CollectiveAlgorithm {
 
     /**
      * One ring step: sends {@code out} to {@code to} and takes {@code in} from {@code from} (reducing with
-     * {@code op}, or copying when it is null), segment by segment, segment j+1 sent before segment j is taken in.
-     * An empty chunk is one empty message.
+     * {@code op}, or copying when it is null), segment by segment. Every segment's receive is posted before the
+     * first send (a transport with reader threads then places each as it arrives, while this rank sends), and
+     * segment j+1 is sent before segment j is waited for. An empty chunk is one empty message.
      */
     static void exchange(CollectiveCall call, int to, Buf out, int from, Buf in, ReduceOp op) {
         int seg = Math.max(1, SEGMENT_BYTES / out.dtype().sizeBytes());
         int outSegments = segments(out.count(), seg);
         int inSegments = segments(in.count(), seg);
+        CollectiveCall.Receive[] posted = new CollectiveCall.Receive[inSegments];
+        for (int j = 0; j < inSegments; j++) {
+            posted[j] = call.postRecv(from, segment(in, j, seg), op);
+        }
         call.send(to, segment(out, 0, seg));
         for (int j = 0; j < Math.max(outSegments, inSegments); j++) {
             if (j + 1 < outSegments) {
                 call.send(to, segment(out, j + 1, seg));
             }
             if (j < inSegments) {
-                if (op == null) {
-                    call.recvInto(from, segment(in, j, seg));
-                } else {
-                    call.recvReduce(from, segment(in, j, seg), op);
-                }
+                call.complete(posted[j]);
             }
         }
     }

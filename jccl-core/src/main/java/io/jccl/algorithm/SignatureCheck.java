@@ -58,12 +58,10 @@ public final class SignatureCheck implements CollectiveAlgorithm {
         Buf none = Buf.allocate(call.signature().dtype(), 0);
         int step = firstStep;
         call.step(step++, "signature check");
-        call.send((r + 1) % p, none);
-        call.recvInto((r - 1 + p) % p, none);
+        call.sendRecv((r + 1) % p, none, (r - 1 + p) % p, none, null);
         for (int distance = 1; distance < p; distance <<= 1) {
             call.step(step++, "dissemination round " + Integer.numberOfTrailingZeros(distance));
-            call.send((r + distance) % p, none);
-            call.recvInto((r - distance + p) % p, none);
+            call.sendRecv((r + distance) % p, none, (r - distance + p) % p, none, null);
         }
         return step;
     }

@@ -87,6 +87,7 @@ final class OrderedExecution {
                 try {
                     p.body().run(call, p.implementation());
                 } finally {
+                    call.cancelOutstanding();
                     p.implementation().end(call);
                 }
                 trace.record(call, startMicros, startNanos, null);

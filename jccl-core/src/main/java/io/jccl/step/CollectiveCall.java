@@ -13,6 +13,7 @@ import io.jccl.transport.Streams;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
+import io.jccl.transport.PostedReceive;
 import io.jccl.transport.Transport;
 
 import java.nio.charset.StandardCharsets;
@@ -47,6 +48,8 @@ public final class CollectiveCall {
     private final java.util.BitSet peersReceived = new java.util.BitSet();
 
     private final io.jccl.transport.ArrayPool scratch;
+    /** Receives posted and not yet completed, oldest first. */
+    private final java.util.ArrayList<Receive> outstanding = new java.util.ArrayList<>(2);
 
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters) {
@@ -119,37 +122,114 @@ public final class CollectiveCall {
 
     /** Receives {@code dst.count()} elements from {@code peer} into {@code dst}. */
     public void recvInto(int peer, Buf dst) {
-        Frame f = receive(peer, dst.count());
-        if (dst.count() > 0) {
-            System.arraycopy(f.payload(), 0, dst.array(), dst.offset(), dst.count());
-        }
-        transport.release(f);
+        complete(postRecv(peer, dst, null));
     }
 
     /** Receives {@code acc.count()} elements from {@code peer} and reduces them into {@code acc}. */
     public void recvReduce(int peer, Buf acc, ReduceOp op) {
-        Frame f = receive(peer, acc.count());
-        Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), f.payload(), 0, acc.count());
-        transport.release(f);
+        complete(postRecv(peer, acc, op));
     }
 
-    private Frame receive(int peer, int expectedCount) {
-        Frame f = await(peer);
+    /**
+     * One exchange with two peers: posts the receive from {@code from} into {@code in} (reduced with {@code op}, or
+     * copied when null), sends {@code out} to {@code to}, then completes the receive. {@code in} and {@code out} must
+     * not overlap: the receive may be filled while the send reads.
+     */
+    public void sendRecv(int to, Buf out, int from, Buf in, ReduceOp op) {
+        Receive r = postRecv(from, in, op);
+        send(to, out);
+        complete(r);
+    }
+
+    /**
+     * Posts the receive of the next message from {@code peer}, at the current step, into {@code dst} (reduced into
+     * it with {@code op}, or copied when it is null), and returns at once; {@link #complete} waits for it. Receives
+     * posted before the sends they overlap let a transport with reader threads place each payload straight into its
+     * destination as it arrives. Receives from one peer complete in the order posted.
+     */
+    public Receive postRecv(int peer, Buf dst, ReduceOp op) {
+        Receive r = new Receive(peer, step, phase, dst, op);
+        outstanding.add(r);
+        transport.post(peer, stream, r);
+        return r;
+    }
+
+    /** Waits for a receive {@link #postRecv posted} by this call, checks its header and completes its copy or reduction. */
+    public void complete(Receive r) {
+        Frame f;
+        try {
+            f = await(r);
+            outstanding.remove(r);
+            check(r, f);
+        } catch (RuntimeException e) {
+            cancelOutstanding();
+            throw e;
+        }
+        if (!f.isPlaced()) {
+            Buf dst = r.destination();
+            if (dst.count() > 0) {
+                if (r.op() == null) {
+                    System.arraycopy(f.payload(), 0, dst.array(), dst.offset(), dst.count());
+                } else {
+                    Reductions.reduce(dst.dtype(), r.op(), dst.array(), dst.offset(), f.payload(), 0, dst.count());
+                }
+            }
+            transport.release(f);
+        }
+    }
+
+    /**
+     * Cancels every receive this call posted and did not complete (the call failed): no byte lands in their
+     * destinations after this returns.
+     */
+    public void cancelOutstanding() {
+        for (Receive r : outstanding) {
+            r.cancel();
+        }
+        outstanding.clear();
+    }
+
+    /** A receive posted by this call: its peer and step, and what a header must say to be the one it waits for. */
+    public final class Receive extends PostedReceive {
+        private final int peer;
+        private final int expectedStep;
+        private final String expectedPhase;
+
+        Receive(int peer, int step, String phase, Buf dst, ReduceOp op) {
+            super(dst, op);
+            this.peer = peer;
+            this.expectedStep = step;
+            this.expectedPhase = phase;
+        }
+
+        @Override
+        protected boolean accepts(FrameHeader h) {
+            return difference(h, expectedStep, expectedPhase, destination().count()) == null;
+        }
+    }
+
+    /** The first field in which {@code h} differs from what this call expects at {@code atStep}, or null. */
+    private String[] difference(FrameHeader h, int atStep, String atPhase, int expectedCount) {
+        String[] d = signature.firstDifference(h);
+        if (d == null && h.step() != atStep) {
+            d = new String[] {"step", Integer.toString(atStep), Integer.toString(h.step())};
+        }
+        if (d == null && h.payloadCount() != expectedCount) {
+            d = new String[] {"payload elements at " + describeStep(atStep, atPhase),
+                Integer.toString(expectedCount), Integer.toString(h.payloadCount())};
+        }
+        return d;
+    }
+
+    private void check(Receive r, Frame f) {
         FrameHeader h = f.header();
         if (h.isAbort()) {
             throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), h.source(),
                     new String((byte[]) f.payload(), StandardCharsets.UTF_8));
         }
-        String[] d = signature.firstDifference(h);
-        if (d == null && h.step() != step) {
-            d = new String[] {"step", Integer.toString(step), Integer.toString(h.step())};
-        }
-        if (d == null && h.payloadCount() != expectedCount) {
-            d = new String[] {"payload elements at " + describeStep(), Integer.toString(expectedCount),
-                Integer.toString(h.payloadCount())};
-        }
+        String[] d = difference(h, r.expectedStep, r.expectedPhase, r.destination().count());
         if (d != null) {
-            throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), peer, d[0], d[1],
+            throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), r.peer, d[0], d[1],
                     d[2]);
         }
         long bytes = (long) h.payloadCount() * signature.dtype().sizeBytes();
@@ -157,8 +237,7 @@ public final class CollectiveCall {
         counters.add(signature.op(), Counter.BYTES_RECEIVED, bytes);
         messagesReceived++;
         bytesReceived += bytes;
-        peersReceived.set(peer);
-        return f;
+        peersReceived.set(r.peer);
     }
 
     /**
@@ -167,18 +246,19 @@ public final class CollectiveCall {
      * signature, or of an earlier one, means that peer is in a different call which may never send to this rank,
      * and is reported at once instead of at the deadline.
      */
-    private Frame await(int peer) {
+    private Frame await(Receive r) {
+        int peer = r.peer;
         long sliceNanos = FIRST_SLICE_NANOS;
         try {
             while (true) {
                 long now = System.nanoTime();
-                Frame f = transport.receive(peer, stream, Math.min(deadlineNanos, now + sliceNanos));
+                Frame f = transport.receive(peer, stream, Math.min(deadlineNanos, now + sliceNanos), r);
                 if (f != null) {
                     return f;
                 }
                 if (System.nanoTime() - deadlineNanos >= 0) {
-                    throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), peer, step,
-                            describeStep(), timeout);
+                    throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), peer,
+                            r.expectedStep, describeStep(r.expectedStep, r.expectedPhase), timeout);
                 }
                 if (Streams.isCollective(stream)) {
                     checkOtherPeers(peer);
@@ -189,7 +269,7 @@ public final class CollectiveCall {
             Thread.currentThread().interrupt();
             throw new io.jccl.JcclException(rank(), signature.op(), signature.sequence(), "rank " + rank() + ": "
                     + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
-                    + peer + " at " + describeStep(), e);
+                    + peer + " at " + describeStep(r.expectedStep, r.expectedPhase), e);
         }
     }
 
@@ -323,6 +403,10 @@ public final class CollectiveCall {
 
     /** Human-readable position, for error messages: {@code step 3 (allgather) of algorithm RING}. */
     public String describeStep() {
-        return "step " + step + " (" + phase + ") of algorithm " + signature.algorithm();
+        return describeStep(step, phase);
+    }
+
+    private String describeStep(int atStep, String atPhase) {
+        return "step " + atStep + " (" + atPhase + ") of algorithm " + signature.algorithm();
     }
 }

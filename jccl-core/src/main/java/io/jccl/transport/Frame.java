@@ -8,15 +8,35 @@ public final class Frame {
     private final FrameHeader header;
     private final Object payload;
     private final boolean departure;
+    private final boolean placed;
 
     public Frame(FrameHeader header, Object payload) {
-        this(header, payload, false);
+        this(header, payload, false, false);
     }
 
-    private Frame(FrameHeader header, Object payload, boolean departure) {
+    private Frame(FrameHeader header, Object payload, boolean departure, boolean placed) {
         this.header = header;
         this.payload = payload;
         this.departure = departure;
+        this.placed = placed;
+    }
+
+    /**
+     * A frame whose payload a transport has already written into a {@link PostedReceive}'s destination: it has no
+     * payload of its own ({@link #payload()} is null).
+     */
+    public static Frame placed(FrameHeader header) {
+        return new Frame(header, null, false, true);
+    }
+
+    /** Whether the payload is already in the posted receive's destination (see {@link #placed}). */
+    public boolean isPlaced() {
+        return placed;
+    }
+
+    /** The same frame with another header (a source renumbered), its payload and kind kept. */
+    public Frame withHeader(FrameHeader h) {
+        return new Frame(h, payload, departure, placed);
     }
 
     /**
@@ -26,7 +46,7 @@ public final class Frame {
      */
     public static Frame departed(int peer) {
         Frame f = peerGone(peer, "rank " + peer + " closed its communicator");
-        return new Frame(f.header, f.payload, true);
+        return new Frame(f.header, f.payload, true, false);
     }
 
     /** Whether this frame says that its source closed cleanly (see {@link #departed}), not that it failed. */

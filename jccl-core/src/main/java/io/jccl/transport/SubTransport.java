@@ -61,13 +61,24 @@ public final class SubTransport implements Transport {
     @Override
     public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
         Frame f = parent.receive(members[src], stream, deadlineNanos);
-        return f == null ? null : new Frame(toChild(f.header()), f.payload());
+        return f == null ? null : f.withHeader(toChild(f.header()));
+    }
+
+    @Override
+    public void post(int src, int stream, PostedReceive posted) {
+        parent.post(members[src], stream, posted);
+    }
+
+    @Override
+    public Frame receive(int src, int stream, long deadlineNanos, PostedReceive posted) throws InterruptedException {
+        Frame f = parent.receive(members[src], stream, deadlineNanos, posted);
+        return f == null ? null : f.withHeader(toChild(f.header()));
     }
 
     @Override
     public Frame pendingAbort(int src, int stream) {
         Frame f = parent.pendingAbort(members[src], stream);
-        return f == null ? null : new Frame(toChild(f.header()), f.payload());
+        return f == null ? null : f.withHeader(toChild(f.header()));
     }
 
     @Override

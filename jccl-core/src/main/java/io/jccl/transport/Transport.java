@@ -36,6 +36,25 @@ public interface Transport extends AutoCloseable {
     Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException;
 
     /**
+     * Posts a receive of the next frame from {@code src} on {@code stream} (see {@link PostedReceive}), so that a
+     * transport with reader threads can write its payload straight into the destination when it arrives. Receives
+     * posted for one (source, stream) take its frames in the order posted. The default posts nothing: the frame is
+     * then received whole by {@link #receive(int, int, long, PostedReceive)}.
+     */
+    default void post(int src, int stream, PostedReceive posted) {
+    }
+
+    /**
+     * Waits for {@code posted} ({@link #post posting} it first if needed): the frame it ended with (its payload
+     * possibly {@link Frame#isPlaced() placed} already), an abort, or {@code null} at the deadline, when it stays
+     * posted (a later call waits on; its caller {@link PostedReceive#cancel cancels} it when it gives up). The default
+     * is {@link #receive(int, int, long)}: a whole frame the caller copies.
+     */
+    default Frame receive(int src, int stream, long deadlineNanos, PostedReceive posted) throws InterruptedException {
+        return receive(src, stream, deadlineNanos);
+    }
+
+    /**
      * The header of the oldest frame from {@code src} on {@code stream} that {@link #receive} has not yet returned,
      * or null; never blocks. Used while waiting on one peer to notice that another peer is in a different call.
      */

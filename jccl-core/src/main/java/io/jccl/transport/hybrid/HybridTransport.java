@@ -3,6 +3,7 @@ package io.jccl.transport.hybrid;
 import io.jccl.DataType;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameHeader;
+import io.jccl.transport.PostedReceive;
 import io.jccl.transport.Transport;
 
 /**
@@ -75,7 +76,7 @@ public final class HybridTransport implements Transport {
             return null;
         }
         FrameHeader h = f.header().withSource(worldOf(f.header().source()));
-        return f.isDeparture() ? Frame.departed(h.source()) : new Frame(h, f.payload());
+        return f.isDeparture() ? Frame.departed(h.source()) : f.withHeader(h);
     }
 
     /**
@@ -105,10 +106,30 @@ public final class HybridTransport implements Transport {
 
     @Override
     public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
+        return receive(src, stream, deadlineNanos, null);
+    }
+
+    @Override
+    public void post(int src, int stream, PostedReceive posted) {
+        if (isLocal(src)) {
+            local.post(localOf[src], stream, posted);
+        } else {
+            remote.post(src, stream, posted);
+        }
+    }
+
+    /** As {@link #receive(int, int, long)}, through {@code posted} when it is not null. */
+    @Override
+    public Frame receive(int src, int stream, long deadlineNanos, PostedReceive posted) throws InterruptedException {
         while (true) {
             long slice = Math.min(deadlineNanos, System.nanoTime() + WATCH_SLICE_NANOS);
-            Frame f = isLocal(src) ? toWorld(local.receive(localOf[src], stream, slice))
-                    : remote.receive(src, stream, slice);
+            Frame f;
+            if (isLocal(src)) {
+                f = toWorld(posted == null ? local.receive(localOf[src], stream, slice)
+                        : local.receive(localOf[src], stream, slice, posted));
+            } else {
+                f = posted == null ? remote.receive(src, stream, slice) : remote.receive(src, stream, slice, posted);
+            }
             if (f != null) {
                 return f;
             }

@@ -8,6 +8,7 @@ import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameFormatException;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
+import io.jccl.transport.PostedReceive;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -133,7 +134,14 @@ final class TcpConnection {
                     inbox.peerClosed(peer, Frame.departed(peer));
                     return;
                 }
-                inbox.deliver(peer, new Frame(h, readPayload(h, in)));
+                DataType dt = checkHeader(h);
+                PostedReceive posted = h.isAbort() ? null : inbox.claim(peer, h);
+                if (posted != null) {
+                    readInto(posted, h, dt, in);
+                    inbox.filled(peer, h, posted);
+                } else {
+                    inbox.deliver(peer, new Frame(h, readPayload(h, dt, in)));
+                }
             }
         } catch (FrameFormatException e) {
             protocolError(e.getMessage());
@@ -155,7 +163,8 @@ final class TcpConnection {
         inbox.peerLost(Frame.peerGone(peer, reason));
     }
 
-    private Object readPayload(FrameHeader h, ByteBuffer in) throws IOException {
+    /** The frame's dtype, after checking what a header alone can prove wrong (its dtype, source and length). */
+    private DataType checkHeader(FrameHeader h) throws FrameFormatException {
         DataType dt;
         try {
             dt = DataType.fromId(h.dtype());
@@ -171,6 +180,35 @@ final class TcpConnection {
             throw new FrameFormatException("impossible payload length: payloadBytes=" + bytes + ", max="
                     + maxMessageBytes);
         }
+        return dt;
+    }
+
+    /**
+     * Reads the payload of {@code h} chunk by chunk into the socket buffer {@code in} and from there straight into
+     * {@code posted}'s destination (copied or reduced): the claimed receive accepted this header, so the payload
+     * has exactly its destination's length. If the receive is cancelled meanwhile, the rest is read and dropped.
+     */
+    private void readInto(PostedReceive posted, FrameHeader h, DataType dt, ByteBuffer in) throws IOException {
+        int n = h.payloadCount();
+        int perChunk = CHUNK_BYTES / dt.sizeBytes();
+        Object scratch = posted.op() == null ? null : pool.take(dt, Math.min(n, perChunk));
+        try {
+            for (int done = 0; done < n; ) {
+                int m = Math.min(perChunk, n - done);
+                in.clear().limit(m * dt.sizeBytes());
+                readFully(in);
+                in.flip();
+                posted.place(in, done, m, scratch);
+                done += m;
+            }
+        } finally {
+            if (scratch != null) {
+                pool.give(dt, scratch);
+            }
+        }
+    }
+
+    private Object readPayload(FrameHeader h, DataType dt, ByteBuffer in) throws IOException {
         int n = h.payloadCount();
         int perChunk = CHUNK_BYTES / dt.sizeBytes();
         if (n <= perChunk) {

@@ -10,6 +10,7 @@ import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
 import io.jccl.transport.PeerLostException;
+import io.jccl.transport.PostedReceive;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,6 +87,17 @@ public final class TcpTransport extends AbstractTransport {
             throw new PeerLostException(dst, why != null ? why : "connection to rank " + dst + " lost while sending ("
                     + e.getMessage() + "): the process died or was killed, or the network failed", e);
         }
+    }
+
+    /** Receives are posted to the inbox, where the connection's reader finds them and fills them from its buffer. */
+    @Override
+    public void post(int src, int stream, PostedReceive posted) {
+        inbox.post(src, stream, posted);
+    }
+
+    @Override
+    public Frame receive(int src, int stream, long deadlineNanos, PostedReceive posted) throws InterruptedException {
+        return inbox.receive(src, stream, deadlineNanos, posted);
     }
 
     @Override

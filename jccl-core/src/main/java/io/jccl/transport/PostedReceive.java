@@ -1,0 +1,167 @@
+package io.jccl.transport;
+
+import io.jccl.DataType;
+import io.jccl.ReduceOp;
+import io.jccl.buffer.Buf;
+import io.jccl.reduce.Reductions;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A receive posted before its frame arrives (MPI's {@code MPI_Irecv}): where the payload goes ({@link #destination},
+ * copied, or reduced into it with {@link #op}) and which headers it takes ({@link #accepts}). A transport whose
+ * reader sees the frame's header while the receive is posted writes the payload straight from its socket buffer
+ * into the destination ({@link #place}), one pass over each byte after the kernel's copy; otherwise the frame is
+ * queued as usual and handed to this receive whole ({@link Frame#isPlaced()} false), and its caller copies it.
+ *
+ * <p>Life: posted ({@link Transport#post}), claimed by a reader that fills it, then done with a result
+ * ({@link #result}): the placed frame, a whole frame, or an abort. {@link #cancel} ends it without a result; after
+ * {@code cancel} returns no byte is written into the destination any more (the reader drains the rest of the frame),
+ * which is what makes a timed-out or failed call safe to leave while its peer is still sending.
+ *
+ * <p>Posts of one (source, stream) are matched with its frames in the order posted.
+ */
+public abstract class PostedReceive {
+    private static final int WAITING = 0;
+    private static final int FILLING = 1;
+    private static final int DONE = 2;
+
+    private final Buf destination;
+    private final ReduceOp op;
+    /** Guarded by this. */
+    private int state = WAITING;
+    private volatile Frame result;
+    private volatile Thread waiter;
+    private boolean posted;
+
+    /**
+     * @param destination where the payload goes: exactly {@code destination.count()} elements
+     * @param op          reduce the payload into the destination with it, or null to copy
+     */
+    protected PostedReceive(Buf destination, ReduceOp op) {
+        this.destination = destination;
+        this.op = op;
+    }
+
+    /** Whether a frame with header {@code h} (never an abort) is the one this receive waits for, as it expects it. */
+    protected abstract boolean accepts(FrameHeader h);
+
+    public final Buf destination() {
+        return destination;
+    }
+
+    public final ReduceOp op() {
+        return op;
+    }
+
+    /** The frame this receive ended with, or null while it waits (and after {@link #cancel}). */
+    public final Frame result() {
+        return result;
+    }
+
+    /** Marks this receive as registered with a transport; false if it already was. */
+    final boolean markPosted() {
+        if (posted) {
+            return false;
+        }
+        posted = true;
+        return true;
+    }
+
+    /** Whether it still waits for a frame (neither claimed by a reader nor done). */
+    final synchronized boolean isWaiting() {
+        return state == WAITING;
+    }
+
+    /** A reader takes this receive to fill it with the frame whose header it has read; false if it is done. */
+    final synchronized boolean claim() {
+        if (state != WAITING) {
+            return false;
+        }
+        state = FILLING;
+        return true;
+    }
+
+    /** Ends this receive with {@code frame} (a whole frame or an abort) unless it is done; whether it was not. */
+    final boolean complete(Frame frame) {
+        synchronized (this) {
+            if (state == DONE) {
+                return false;
+            }
+            state = DONE;
+            result = frame;
+        }
+        Thread w = waiter;
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
+        return true;
+    }
+
+    /**
+     * The reader has placed every element of the frame with header {@code h}: the receive ends with a placed frame,
+     * unless it was cancelled or aborted meanwhile.
+     */
+    final void finish(FrameHeader h) {
+        complete(Frame.placed(h));
+    }
+
+    /**
+     * Writes elements {@code [at, at + n)} of the payload, read from {@code src} at its position (in its byte order),
+     * into the destination, copying or reducing; {@code scratch} is an array of the dtype with room for {@code n}
+     * elements, used to reduce. Returns false, writing nothing, once this receive is cancelled or aborted; the
+     * reader then drains the rest of the frame. Always advances {@code src} by the elements' bytes.
+     */
+    public final synchronized boolean place(ByteBuffer src, int at, int n, Object scratch) {
+        DataType dt = destination.dtype();
+        if (state != FILLING) {
+            src.position(src.position() + n * dt.sizeBytes());
+            return false;
+        }
+        if (op == null) {
+            destination.slice(at, n).readFrom(src);
+        } else {
+            new Buf(dt, scratch, 0, n).readFrom(src);
+            Reductions.reduce(dt, op, destination.array(), destination.offset() + at, scratch, 0, n);
+        }
+        return true;
+    }
+
+    /**
+     * Ends this receive without a result if it is not done: no byte is written into the destination after this
+     * returns. Called by the caller that gives up (a timeout, an abort, a failure elsewhere in its call).
+     */
+    public final void cancel() {
+        synchronized (this) {
+            if (state == DONE) {
+                return;
+            }
+            state = DONE;
+        }
+    }
+
+    /** Waits for the result until {@code deadlineNanos}; null then. */
+    final Frame await(long deadlineNanos) throws InterruptedException {
+        Frame r = result;
+        if (r != null) {
+            return r;
+        }
+        waiter = Thread.currentThread();
+        try {
+            while ((r = result) == null) {
+                long wait = deadlineNanos - System.nanoTime();
+                if (wait <= 0) {
+                    return null;
+                }
+                LockSupport.parkNanos(this, wait);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+            }
+            return r;
+        } finally {
+            waiter = null;
+        }
+    }
+}
