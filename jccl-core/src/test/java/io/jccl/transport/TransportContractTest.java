@@ -279,6 +279,146 @@ class TransportContractTest {
         });
     }
 
+    // ------------------------------------------------------------------ posted receives
+
+    /** A receive posted for the frame of {@code step}, copied into (or reduced with SUM into) {@code dst}. */
+    private static final class Posted extends PostedReceive {
+        private final int step;
+
+        Posted(int step, float[] dst, boolean reduce) {
+            super(new io.jccl.buffer.Buf(DataType.FLOAT32, dst, 0, dst.length), reduce ? io.jccl.ReduceOp.SUM : null);
+            this.step = step;
+        }
+
+        @Override
+        protected boolean accepts(FrameHeader h) {
+            return h.step() == step && h.payloadCount() == destination().count();
+        }
+    }
+
+    /** Waits for {@code p} as the step layer does: a frame not placed is copied or reduced by the caller. */
+    private static Frame complete(Transport t, int src, int stream, Posted p) throws InterruptedException {
+        Frame f = t.receive(src, stream, soon(), p);
+        assertNotNull(f, "the posted receive ended");
+        if (!f.isPlaced() && !f.header().isAbort()) {
+            float[] dst = (float[]) p.destination().array();
+            if (p.op() == null) {
+                System.arraycopy(f.payload(), 0, dst, 0, dst.length);
+            } else {
+                io.jccl.reduce.Reductions.reduce(DataType.FLOAT32, p.op(), dst, 0, f.payload(), 0, dst.length);
+            }
+            t.release(f);
+        }
+        return f;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void postedReceivesTakeTheirFramesInOrderIntoTheirDestinations(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            Transport r0 = t.get(0);
+            Transport r1 = t.get(1);
+            int big = 3 * (1 << 18) + 5; // more than two of the TCP reader's 1 MiB chunks
+            int[] counts = {7, 0, LARGE, big, 3};
+            send(r1, 0, COLLECTIVE, 0, counts[0]); // sent before its receive is posted: queued, then handed over
+            waitForFrame(r0, 1, COLLECTIVE);
+            Posted[] posted = new Posted[counts.length];
+            float[][] dst = new float[counts.length][];
+            for (int i = 0; i < counts.length; i++) {
+                dst[i] = new float[counts[i]];
+                java.util.Arrays.fill(dst[i], 0.5f);
+                posted[i] = new Posted(i, dst[i], i == 3);
+                r0.post(1, COLLECTIVE, posted[i]);
+            }
+            CompletableFuture<Void> sender = async(() -> {
+                for (int i = 1; i < counts.length; i++) {
+                    send(r1, 0, COLLECTIVE, i, counts[i]);
+                }
+            });
+            for (int i = 0; i < counts.length; i++) {
+                Frame f = complete(r0, 1, COLLECTIVE, posted[i]);
+                assertEquals(i, f.header().step());
+                float[] want = payload(1, COLLECTIVE, i, counts[i]);
+                if (i == 3) {
+                    for (int k = 0; k < want.length; k++) {
+                        want[k] += 0.5f;
+                    }
+                }
+                assertArrayEquals(want, dst[i], "frame " + i + (f.isPlaced() ? " (placed)" : " (whole)"));
+                if (kind == TransportKind.TCP) {
+                    assertEquals(i > 0, f.isPlaced(), "over TCP a frame whose receive was posted first is placed");
+                }
+            }
+            sender.get(20, TimeUnit.SECONDS);
+        });
+    }
+
+    /** Waits until a frame from {@code src} is queued at {@code t}, without taking it. */
+    private static void waitForFrame(Transport t, int src, int stream) throws InterruptedException {
+        long end = soon();
+        while (t.peekHeader(src, stream) == null) {
+            assertTrue(System.nanoTime() < end, "no frame arrived");
+            Thread.sleep(1);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void aCancelledReceiveWritesNothingAndItsFrameGoesToTheNextReceive(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            Transport r0 = t.get(0);
+            float[] dst = new float[LARGE];
+            Posted p = new Posted(0, dst, false);
+            r0.post(2, COLLECTIVE, p);
+            assertNull(r0.receive(2, COLLECTIVE, in(Duration.ofMillis(50)), p), "nothing was sent yet");
+            p.cancel();
+            CompletableFuture<Void> sender = async(() -> send(t.get(2), 0, COLLECTIVE, 0, LARGE));
+            Frame f = expect(r0, 2, COLLECTIVE, 0, LARGE);
+            assertFalse(f.isPlaced());
+            assertArrayEquals(new float[LARGE], dst, "the cancelled receive's destination is untouched");
+            assertNull(p.result());
+            sender.get(20, TimeUnit.SECONDS);
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void aFrameThePostedReceiveDoesNotAcceptIsHandedOverWholeAndNotPlaced(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            Transport r0 = t.get(0);
+            float[] dst = new float[10];
+            Posted p = new Posted(4, dst, false); // expects step 4, 10 elements
+            r0.post(1, COLLECTIVE, p);
+            send(t.get(1), 0, COLLECTIVE, 5, 10);
+            Frame f = r0.receive(1, COLLECTIVE, soon(), p);
+            assertNotNull(f);
+            assertFalse(f.isPlaced(), "a header the receive does not accept never writes into its destination");
+            assertEquals(5, f.header().step());
+            assertArrayEquals(payload(1, COLLECTIVE, 5, 10), java.util.Arrays.copyOf((float[]) f.payload(), 10));
+            assertArrayEquals(new float[10], dst);
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void aPostedReceiveEndsWithAnAbortPromptly(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            Transport r0 = t.get(0);
+            Posted p = new Posted(0, new float[4], false);
+            r0.post(1, COLLECTIVE, p);
+            CompletableFuture<Frame> waiting = new CompletableFuture<>();
+            async(() -> waiting.complete(r0.receive(1, COLLECTIVE, in(Duration.ofSeconds(30)), p)));
+            Thread.sleep(200);
+            long start = System.nanoTime();
+            t.get(2).abortPeers(new int[] {0}, abort(2, COLLECTIVE, 0), "rank 2 failed");
+            Frame f = waiting.get(5, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 1000, "the posted receive took " + ms + " ms to see the abort");
+            assertTrue(f.header().isAbort());
+            assertEquals("rank 2 failed", reason(f));
+        });
+    }
+
     // ------------------------------------------------------------------ close
 
     @ParameterizedTest(name = "{0}")
