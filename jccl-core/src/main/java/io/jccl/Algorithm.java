@@ -29,7 +29,13 @@ public enum Algorithm {
      * Through memory every rank reads directly instead of messages (ranks that are threads, or processes on one
      * host over the shm transport): allreduce, broadcast, allgather, reduce_scatter, barrier.
      */
-    SHARED_MEMORY(8);
+    SHARED_MEMORY(8),
+    /**
+     * Across hosts: a phase within each host (shared memory), one between hosts in which every local rank carries
+     * its share at once (TCP), then one within each host again (allreduce). Needs a transport that knows which
+     * ranks share a host ({@code shm+tcp}).
+     */
+    HIERARCHICAL(10);
 
     private final int id;
 
@@ -52,7 +58,7 @@ public enum Algorithm {
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
             case ALL_REDUCE:
-                return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY);
+                return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY, HIERARCHICAL);
             case ALL_GATHER:
                 return EnumSet.of(RING, BRUCK, SHARED_MEMORY);
             case REDUCE_SCATTER:

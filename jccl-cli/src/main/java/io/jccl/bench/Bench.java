@@ -151,7 +151,11 @@ public final class Bench {
         int n = comm.size();
         CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(
                 Algorithm.available(op).contains(algorithm) ? algorithm : Algorithm.AUTO);
-        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        // CPU of the whole process (caller, transport readers, GC, JIT): a transport that moves work off the calling
+        // thread must not look cheaper for it; ranks that are threads share one process, so their CPU is split
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        int sharing = comm.transportName().equals("local") ? n : 1;
         // warm the JIT on the whole path before the first measured size, so that it is not charged to it: C2
         // compiles a method after about 10,000 calls, and a native peer needs no warm-up
         // on the smallest and a middling size alike (copies of one element take other branches than of many)
@@ -185,7 +189,7 @@ public final class Bench {
                     copy(a, shared, true);
                 }
                 comm.barrier();
-                long c0 = threads.getCurrentThreadCpuTime();
+                long c0 = os.getProcessCpuTime();
                 long t0 = System.nanoTime();
                 if (shared != null) {
                     comm.allReduce(shared, ReduceOp.SUM, opts);
@@ -193,7 +197,7 @@ public final class Bench {
                     runOnce(comm, op, opts, a, b, block);
                 }
                 long t1 = System.nanoTime();
-                long c1 = threads.getCurrentThreadCpuTime();
+                long c1 = os.getProcessCpuTime();
                 if (i >= 0) {
                     times[i] = (t1 - t0) / 1e3;
                     cpu += c1 - c0;
@@ -215,7 +219,7 @@ public final class Bench {
                     }
                 }
             }
-            double cpuSeconds = cpu / 1e9 / it[1];
+            double cpuSeconds = cpu / 1e9 / it[1] / sharing;
             if (shared != null) {
                 copy(a, shared, false);
             }
@@ -253,7 +257,11 @@ public final class Bench {
      * of a core any waiting rank's thread used meanwhile, the wall seconds of the wait} (the same on every rank).
      */
     public static double[] latePeer(Communicator comm, double seconds) throws InterruptedException {
-        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        // CPU of the whole process (caller, transport readers, GC, JIT): a transport that moves work off the calling
+        // thread must not look cheaper for it; ranks that are threads share one process, so their CPU is split
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        int sharing = comm.transportName().equals("local") ? n : 1;
         float[] x = new float[1];
         comm.allReduce(Tensor.of(x), ReduceOp.SUM);
         comm.barrier();

@@ -24,6 +24,7 @@ public final class AlgorithmRegistry {
             new BinomialTreeAllReduce(),
             new HalvingDoublingAllReduce(),
             new SharedMemoryAllReduce(),
+            new HierarchicalAllReduce(),
             new RingAllGather(),
             new BruckAllGather(),
             new SharedMemoryAllGather(),

@@ -45,6 +45,26 @@ public final class HalvingDoublingAllReduce implements CollectiveAlgorithm {
         double log = LinkCost.log2Ceil(p);
         double t = bytes;
         boolean pow2 = LinkCost.isPow2(p);
+        int l = topology.ranksPerHost();
+        if (pow2 && topology.multiHost() && topology.hostsContiguous() && l > 1) {
+            // across hosts: in a step whose partner is at distance d >= L, all L ranks of a host send their half
+            // through the host's one link at once; the steps within a host cost what local messages cost
+            double crossSteps = 0;
+            double crossBytes = 0;
+            double localSteps = 0;
+            double localBytes = 0;
+            for (int k = 0; (p >> (k + 1)) >= 1; k++) {
+                double b = t / (2L << k);
+                if ((p >> (k + 1)) >= l) {
+                    crossSteps += 2;
+                    crossBytes += 2 * l * b;
+                } else {
+                    localSteps += 2;
+                    localBytes += 2 * b;
+                }
+            }
+            return messages.micros(crossSteps, crossBytes) + topology.intraHost(messages).micros(localSteps, localBytes);
+        }
         return messages.micros(2 * log + (pow2 ? 0 : 2), 2 * t * (p - 1) / p + (pow2 ? 0 : 2 * t));
     }
 

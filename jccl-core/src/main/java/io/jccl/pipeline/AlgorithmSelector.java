@@ -34,11 +34,23 @@ public final class AlgorithmSelector {
         this(AlgorithmRegistry.standard(), model, new Topology(world, transport, false, arenaBytes > 0, arenaBytes));
     }
 
+    /**
+     * The selector of a communicator with {@code topology}. For a transport of two parts ({@code shm+tcp}),
+     * messages cost what the part between hosts costs and the part within a host gives
+     * {@link Topology#intraHost}.
+     */
+    public AlgorithmSelector(CostModel model, Topology topology) {
+        this(AlgorithmRegistry.standard(), model, topology);
+    }
+
     AlgorithmSelector(AlgorithmRegistry registry, CostModel model, Topology topology) {
         this.registry = registry;
-        this.topology = topology;
-        this.messages = LinkCost.of(model.link(topology.transport()));
-        this.arena = LinkCost.of(model.arena(topology.transport()));
+        String name = topology.transport();
+        int plus = name.indexOf('+');
+        String between = plus < 0 ? name : name.substring(plus + 1);
+        this.messages = LinkCost.of(model.link(between));
+        this.arena = LinkCost.of(model.arena(name));
+        this.topology = plus < 0 ? topology : topology.withIntraHost(LinkCost.of(model.link(name.substring(0, plus))));
     }
 
     /**

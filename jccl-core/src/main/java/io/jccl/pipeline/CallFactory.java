@@ -34,11 +34,16 @@ final class CallFactory {
     private final ArgumentChecks checks;
     private final AlgorithmRegistry registry = AlgorithmRegistry.standard();
     private AlgorithmSelector selector;
+    /** This communicator as the algorithms see it: its transport's arena and layout do not change. */
+    private final Topology topology;
 
     CallFactory(Transport transport, CommunicatorConfig config) {
         this.transport = transport;
         this.config = config;
         this.checks = new ArgumentChecks(transport.rank(), transport.size());
+        SharedArena a = transport.arena();
+        this.topology = new Topology(transport.size(), transport.name(), transport instanceof SubTransport, a != null,
+                a == null ? 0 : a.bufferBytes(), transport.hostOf(), null);
     }
 
     ArgumentChecks checks() {
@@ -187,9 +192,7 @@ final class CallFactory {
 
     /** This communicator as the algorithms see it. */
     private Topology topology() {
-        SharedArena a = transport.arena();
-        return new Topology(transport.size(), transport.name(), transport instanceof SubTransport, a != null,
-                a == null ? 0 : a.bufferBytes());
+        return topology;
     }
 
     /** The algorithm a call of {@code op} with {@code perCall} in its options runs. */
@@ -202,12 +205,10 @@ final class CallFactory {
     /** The AUTO policy, made on first use (it reads the tuning file). */
     synchronized AlgorithmSelector selector() {
         if (selector == null) {
-            SharedArena a = transport.arena();
             // the parameters every rank agreed on at initialisation (rank 0's), else this process's tuning file
             String agreed = config.tuneParameters();
             CostModel model = agreed != null ? CostModel.parse(agreed) : CostModel.load(config.settings().tuneFile());
-            selector = new AlgorithmSelector(model, transport.name(), a == null ? 0 : a.bufferBytes(),
-                    transport.size());
+            selector = new AlgorithmSelector(model, topology);
         }
         return selector;
     }

@@ -72,7 +72,7 @@ public final class Rendezvous {
             Transport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
                     settings, timeout);
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
-            return new HybridTransport(rank, world, group, local, remote);
+            return new HybridTransport(rank, world, group, local, remote, hostsOf(world, seen));
         } catch (RuntimeException e) {
             remote.close();
             throw e;
@@ -82,6 +82,28 @@ public final class Rendezvous {
     private static Transport connectShm(int rank, int size, Store store, JcclSettings settings, Duration timeout) {
         return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
                 settings.shmArenaBytes(), settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
+    }
+
+    /**
+     * The host of every rank, from every rank's view: the ranks of one {@link #localGroup} are one host, hosts
+     * numbered in the order of their lowest rank. Every rank computes the same layout.
+     */
+    static int[] hostsOf(int world, String[] seen) {
+        int[] host = new int[world];
+        java.util.Arrays.fill(host, -1);
+        int next = 0;
+        for (int r = 0; r < world; r++) {
+            if (host[r] < 0) {
+                int[] group = localGroup(r, seen);
+                for (int m : group) { // a member whose own view gives another group is a host of its own
+                    if (host[m] < 0 && java.util.Arrays.equals(localGroup(m, seen), group)) {
+                        host[m] = next;
+                    }
+                }
+                host[r] = next++;
+            }
+        }
+        return host;
     }
 
     /**

@@ -48,8 +48,14 @@ public final class CollectiveCall {
     private final java.util.BitSet peersReceived = new java.util.BitSet();
 
     private final io.jccl.transport.ArrayPool scratch;
-    /** Receives posted and not yet completed, oldest first. */
-    private final java.util.ArrayList<Receive> outstanding = new java.util.ArrayList<>(2);
+    /** Receives posted and not yet completed, oldest first (shared with the calls of {@link #subgroup}s). */
+    private final java.util.ArrayList<Receive> outstanding;
+    /** Added to every step this call sets: a {@link #subgroup}'s phase numbers its steps after its parent's. */
+    private final int stepBase;
+    /** The call whose traffic this one counts (this one, or the call a subgroup was made from). */
+    private final CollectiveCall tally;
+    /** The tally's rank of each of this call's ranks; null when they are the same. */
+    private final int[] tallyRank;
 
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters) {
@@ -65,6 +71,56 @@ public final class CollectiveCall {
         this.timeout = timeout;
         this.deadlineNanos = System.nanoTime() + timeout.toNanos();
         this.counters = counters;
+        this.outstanding = new java.util.ArrayList<>(2);
+        this.stepBase = 0;
+        this.tally = this;
+        this.tallyRank = null;
+    }
+
+    private CollectiveCall(CollectiveCall parent, Transport sub, int[] members, int stepBase) {
+        this.transport = sub;
+        this.stream = parent.stream;
+        this.signature = parent.signature;
+        this.timeout = parent.timeout;
+        this.deadlineNanos = parent.deadlineNanos;
+        this.counters = parent.counters;
+        this.scratch = parent.scratch;
+        this.outstanding = parent.outstanding;
+        this.stepBase = parent.stepBase + stepBase;
+        this.tally = parent.tally;
+        int[] ranks = new int[members.length];
+        for (int i = 0; i < members.length; i++) {
+            ranks[i] = parent.tallyRank == null ? members[i] : parent.tallyRank[members[i]];
+        }
+        this.tallyRank = ranks;
+    }
+
+    /**
+     * This call as seen by a group of its ranks ({@code members}, in the group's rank order; this rank among them):
+     * the group's ranks are 0..k-1, its frames carry this call's signature and steps {@code stepBase} and up, and
+     * share its deadline, pool, counters and outstanding receives. Hierarchical algorithms run their phases on
+     * such groups (the ranks of one host; one rank of every host).
+     */
+    public CollectiveCall subgroup(int[] members, int stepBase) {
+        int me = -1;
+        for (int i = 0; i < members.length; i++) {
+            if (members[i] == rank()) {
+                me = i;
+            }
+        }
+        if (me < 0) {
+            throw new IllegalArgumentException("rank " + rank() + " is not in the group " + java.util.Arrays.toString(members));
+        }
+        return new CollectiveCall(this, new io.jccl.transport.SubTransport(transport, members, me), members, stepBase);
+    }
+
+    /** Which host each rank is on ({@link Transport#hostOf}), or null when the transport does not know. */
+    public int[] hostOf() {
+        return transport.hostOf();
+    }
+
+    private int tallyPeer(int peer) {
+        return tallyRank == null ? peer : tallyRank[peer];
     }
 
     public int rank() {
@@ -81,12 +137,13 @@ public final class CollectiveCall {
 
     /** Sets the step that the next sends carry and receives expect; {@code phase} names it in messages. */
     public void step(int newStep, String newPhase) {
-        this.step = newStep;
+        this.step = stepBase + newStep;
         this.phase = newPhase;
     }
 
+    /** The current step, as this call's algorithm numbered it (without a subgroup's base). */
     public int currentStep() {
-        return step;
+        return step - stepBase;
     }
 
     /** A working copy of {@code src} from the communicator's pool; hand it back with {@link #releaseScratch}. */
@@ -115,9 +172,9 @@ public final class CollectiveCall {
         }
         counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
         counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
-        messagesSent++;
-        bytesSent += data.byteSize();
-        peersSent.set(peer);
+        tally.messagesSent++;
+        tally.bytesSent += data.byteSize();
+        tally.peersSent.set(tallyPeer(peer));
     }
 
     /** Receives {@code dst.count()} elements from {@code peer} into {@code dst}. */
@@ -235,9 +292,9 @@ public final class CollectiveCall {
         long bytes = (long) h.payloadCount() * signature.dtype().sizeBytes();
         counters.add(signature.op(), Counter.MESSAGES_RECEIVED, 1);
         counters.add(signature.op(), Counter.BYTES_RECEIVED, bytes);
-        messagesReceived++;
-        bytesReceived += bytes;
-        peersReceived.set(r.peer);
+        tally.messagesReceived++;
+        tally.bytesReceived += bytes;
+        tally.peersReceived.set(tallyPeer(r.peer));
     }
 
     /**
@@ -389,8 +446,8 @@ public final class CollectiveCall {
     public void countShared(long bytesWritten, long bytesRead) {
         counters.add(signature.op(), Counter.BYTES_SENT, bytesWritten);
         counters.add(signature.op(), Counter.BYTES_RECEIVED, bytesRead);
-        bytesSent += bytesWritten;
-        bytesReceived += bytesRead;
+        tally.bytesSent += bytesWritten;
+        tally.bytesReceived += bytesRead;
     }
 
     /** This call's traffic as JSON fields (for the trace): bytes, messages and peers, sent and received. */

@@ -48,6 +48,21 @@ public final class SubTransport implements Transport {
         return members[child];
     }
 
+    /** The parent's hosts of the members, renumbered 0, 1, ... in the order of their lowest child rank. */
+    @Override
+    public int[] hostOf() {
+        int[] parentHosts = parent.hostOf();
+        if (parentHosts == null) {
+            return null;
+        }
+        int[] hosts = new int[members.length];
+        java.util.Map<Integer, Integer> renumbered = new java.util.HashMap<>();
+        for (int i = 0; i < members.length; i++) {
+            hosts[i] = renumbered.computeIfAbsent(parentHosts[members[i]], h -> renumbered.size());
+        }
+        return hosts;
+    }
+
     @Override
     public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
         parent.send(members[dst], header.withSource(members[header.source()]), dtype, payload, offset);

@@ -83,6 +83,15 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * Which host each rank is on, when this transport knows: element {@code r} is rank {@code r}'s host, hosts
+     * numbered 0, 1, ... in the order of their lowest rank; null when it does not know (TCP between ranks that
+     * made no co-location proof). The default: one host when the ranks share an {@link #arena() arena}.
+     */
+    default int[] hostOf() {
+        return arena() != null ? new int[size()] : null;
+    }
+
+    /**
      * Best effort, never blocks for long: delivers an abort frame ({@code header}, whose stream names the
      * communicator) carrying {@code reason} to each rank in {@code peers}.
      */

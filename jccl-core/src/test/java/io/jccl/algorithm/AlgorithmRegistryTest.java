@@ -90,7 +90,14 @@ class AlgorithmRegistryTest {
         Topology tcp = new Topology(4, "tcp", false, false, 0);
         Topology group = new Topology(2, "local", true, false, 0);
         Topology threads = new Topology(4, "local", false, true, 4 << 20);
+        Topology twoHosts = new Topology(4, "shm+tcp", false, false, 0, new int[] {0, 0, 1, 1}, null);
         for (CollectiveAlgorithm a : REGISTRY.all()) {
+            if (a.algorithm() == Algorithm.HIERARCHICAL) { // the other requirement: a layout of several hosts
+                assertNull(a.unsupported(twoHosts));
+                assertTrue(a.unsupported(threads).contains("needs ranks on several hosts"), a.unsupported(threads));
+                assertTrue(a.unsupported(tcp).contains("on unknown hosts"), a.unsupported(tcp));
+                continue;
+            }
             assertNull(a.unsupported(threads), a.getClass().getSimpleName());
             if (a.algorithm() == Algorithm.SHARED_MEMORY) {
                 assertEquals("algorithm SHARED_MEMORY needs ranks that share memory (threads, or the shm transport) "

@@ -27,14 +27,18 @@ public final class HybridTransport implements Transport {
     private final int[] members;
     /** Local rank of each world rank, or -1 when it is on another host. */
     private final int[] localOf;
+    /** Host of each world rank. */
+    private final int[] hostOf;
 
     /**
      * @param members the world ranks on this host in increasing order, local rank i being {@code members[i]};
      *                {@code local} is a transport among them with those local ranks
      * @param remote  a transport among all {@code size} ranks
+     * @param hostOf  the host of every world rank (see {@link Transport#hostOf}); the members' must be this rank's
      */
-    public HybridTransport(int rank, int size, int[] members, Transport local, Transport remote) {
+    public HybridTransport(int rank, int size, int[] members, Transport local, Transport remote, int[] hostOf) {
         this.rank = rank;
+        this.hostOf = hostOf.clone();
         this.size = size;
         this.members = members.clone();
         this.local = local;
@@ -44,7 +48,12 @@ public final class HybridTransport implements Transport {
         for (int i = 0; i < members.length; i++) {
             localOf[members[i]] = i;
         }
-        if (localOf[rank] < 0 || local.rank() != localOf[rank] || remote.rank() != rank || remote.size() != size) {
+        boolean hostsAgree = hostOf.length == size;
+        for (int m : members) {
+            hostsAgree &= hostsAgree && hostOf[m] == hostOf[rank];
+        }
+        if (!hostsAgree || localOf[rank] < 0 || local.rank() != localOf[rank] || remote.rank() != rank
+                || remote.size() != size) {
             throw new IllegalArgumentException("rank " + rank + ": inconsistent hybrid transport: local group "
                     + java.util.Arrays.toString(members) + ", local rank " + local.rank() + ", remote rank "
                     + remote.rank() + " of " + remote.size());
@@ -64,6 +73,11 @@ public final class HybridTransport implements Transport {
     @Override
     public String name() {
         return local.name() + "+" + remote.name();
+    }
+
+    @Override
+    public int[] hostOf() {
+        return hostOf.clone();
     }
 
     private boolean isLocal(int peer) {

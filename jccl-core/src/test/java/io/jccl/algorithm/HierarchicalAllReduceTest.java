@@ -1,0 +1,215 @@
+package io.jccl.algorithm;
+
+import io.jccl.Algorithm;
+import io.jccl.CollectiveOptions;
+import io.jccl.Communicator;
+import io.jccl.CommunicatorConfig;
+import io.jccl.DataType;
+import io.jccl.OpType;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+import io.jccl.pipeline.AlgorithmSelector;
+import io.jccl.pipeline.CostModel;
+import io.jccl.pipeline.DefaultCommunicator;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.PostedReceive;
+import io.jccl.transport.Transport;
+import io.jccl.transport.local.QueueMesh;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The hierarchical allreduce on ranks that are threads, over a transport that reports a multi-host layout (as the
+ * shm+tcp transport of a multi-host job does; the real one runs in the CLI's {@code MultiHostTest} on the test
+ * bed): exact sums, identical bits on every rank and from run to run, the choice of AUTO across hosts.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class HierarchicalAllReduceTest {
+
+    /** A transport among threads that says its ranks are on the hosts {@code hostOf}, with no shared arena. */
+    private static final class LaidOut implements Transport {
+        private final Transport t;
+        private final int[] hostOf;
+
+        LaidOut(Transport t, int[] hostOf) {
+            this.t = t;
+            this.hostOf = hostOf;
+        }
+
+        @Override public int rank() { return t.rank(); }
+        @Override public int size() { return t.size(); }
+        @Override public String name() { return "local+local"; }
+        @Override public void send(int dst, FrameHeader h, DataType d, Object p, int o) { t.send(dst, h, d, p, o); }
+        @Override public Frame receive(int src, int stream, long deadline) throws InterruptedException {
+            return t.receive(src, stream, deadline);
+        }
+        @Override public void post(int src, int stream, PostedReceive p) { t.post(src, stream, p); }
+        @Override public Frame receive(int src, int stream, long deadline, PostedReceive p)
+                throws InterruptedException {
+            return t.receive(src, stream, deadline, p);
+        }
+        @Override public FrameHeader peekHeader(int src, int stream) { return t.peekHeader(src, stream); }
+        @Override public void release(Frame f) { t.release(f); }
+        @Override public Frame pendingAbort(int src, int stream) { return t.pendingAbort(src, stream); }
+        @Override public void abortPeers(int[] peers, FrameHeader h, String reason) { t.abortPeers(peers, h, reason); }
+        @Override public void interrupt(Frame abort) { t.interrupt(abort); }
+        @Override public int[] hostOf() { return hostOf.clone(); }
+        @Override public void close() { t.close(); }
+    }
+
+    /** Runs {@code body} on one communicator per rank of {@code hostOf}'s layout; the results in rank order. */
+    private static <T> List<T> run(int[] hostOf, Function<Communicator, T> body) throws Exception {
+        QueueMesh mesh = QueueMesh.create(hostOf.length);
+        List<CompletableFuture<T>> futures = new ArrayList<>();
+        for (int r = 0; r < hostOf.length; r++) {
+            Communicator c = new DefaultCommunicator(new LaidOut(mesh.endpoint(r), hostOf),
+                    CommunicatorConfig.fromEnvironment());
+            futures.add(CompletableFuture.supplyAsync(() -> {
+                try (c) {
+                    return body.apply(c);
+                }
+            }, runnable -> new Thread(runnable, "jccl-test-rank").start()));
+        }
+        List<T> out = new ArrayList<>();
+        for (CompletableFuture<T> f : futures) {
+            out.add(f.get(60, TimeUnit.SECONDS));
+        }
+        return out;
+    }
+
+    private static final CollectiveOptions HIER = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.HIERARCHICAL);
+
+    private static double[] input(int rank, int n, long seed) {
+        Random rnd = new Random(seed * 31 + rank);
+        double[] x = new double[n];
+        for (int i = 0; i < n; i++) { // magnitudes far apart, so that the order of the additions shows in the bits
+            x[i] = rnd.nextGaussian() * Math.pow(10, rnd.nextInt(12) - 6);
+        }
+        return x;
+    }
+
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,0,0,1,1,1,1"})
+    void sumsExactlyAndGivesEveryRankTheSameBitsRunAfterRun(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        int p = hostOf.length;
+        for (int n : new int[] {1, 3, 1000, 300_001}) {
+            // integers in floats: every order gives the exact sum
+            List<float[]> ints = run(hostOf, c -> {
+                float[] x = new float[n];
+                for (int i = 0; i < n; i++) {
+                    x[i] = (c.rank() + 1) * 1000 + i % 977;
+                }
+                c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
+                return x;
+            });
+            for (int r = 0; r < p; r++) {
+                for (int i = 0; i < n; i++) {
+                    assertEquals(1000f * p * (p + 1) / 2 + (float) p * (i % 977), ints.get(r)[i], 0f,
+                            "rank " + r + " element " + i + " of " + n);
+                }
+            }
+            // doubles of wild magnitudes: the same bits on every rank and in a second run, within the bound
+            List<double[]> first = run(hostOf, c -> {
+                double[] x = input(c.rank(), n, n);
+                c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
+                return x;
+            });
+            List<double[]> second = run(hostOf, c -> {
+                double[] x = input(c.rank(), n, n);
+                c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
+                return x;
+            });
+            for (int r = 0; r < p; r++) {
+                assertArrayEquals(first.get(0), first.get(r), "rank " + r + " has other bits than rank 0");
+                assertArrayEquals(first.get(0), second.get(r), "run 2, rank " + r + " differs from run 1");
+            }
+            double[][] inputs = new double[p][];
+            for (int r = 0; r < p; r++) {
+                inputs[r] = input(r, n, n);
+            }
+            for (int i = 0; i < n; i++) {
+                java.math.BigDecimal exact = java.math.BigDecimal.ZERO;
+                double abs = 0;
+                for (int r = 0; r < p; r++) {
+                    double v = inputs[r][i];
+                    exact = exact.add(new java.math.BigDecimal(v));
+                    abs += Math.abs(v);
+                }
+                double err = Math.abs(first.get(0)[i] - exact.doubleValue());
+                assertTrue(err <= (p - 1) * Math.ulp(1.0) * abs + Double.MIN_VALUE,
+                        "element " + i + ": error " + err + " above the bound");
+            }
+        }
+    }
+
+    @Test
+    void averagesAndTheOtherOperations() throws Exception {
+        int[] hostOf = {0, 0, 1, 1, 2, 2};
+        List<double[]> avg = run(hostOf, c -> {
+            double[] x = {c.rank(), 2 * c.rank(), 6};
+            c.allReduce(Tensor.of(x), ReduceOp.AVG, HIER);
+            return x;
+        });
+        List<int[]> max = run(hostOf, c -> {
+            int[] x = {c.rank(), -c.rank(), 7};
+            c.allReduce(Tensor.of(x), ReduceOp.MAX, HIER);
+            return x;
+        });
+        for (int r = 0; r < hostOf.length; r++) {
+            assertArrayEquals(new double[] {2.5, 5, 6}, avg.get(r), 1e-12);
+            assertArrayEquals(new int[] {5, 0, 7}, max.get(r));
+        }
+    }
+
+    @Test
+    void autoChoosesItAcrossHostsAndNeverOnOneHost() {
+        int[] twoByTwo = {0, 0, 1, 1};
+        // a 1 Gbit/s link between the hosts (119.5 MB/s of TCP payload, as measured on the test bed)
+        CostModel gigabit = CostModel.defaults().with("tcp", "link", 60, 1 / 119.5);
+        AlgorithmSelector across = new AlgorithmSelector(gigabit,
+                new Topology(4, "shm+tcp", false, false, 0, twoByTwo, null));
+        for (long bytes : new long[] {4, 1 << 10, 64 << 10, 1 << 20, 64 << 20}) {
+            assertEquals(Algorithm.HIERARCHICAL, across.choose(OpType.ALL_REDUCE, bytes), bytes + " bytes");
+        }
+        assertTrue(across.predictMicros(OpType.ALL_REDUCE, Algorithm.HALVING_DOUBLING, 64 << 20)
+                > across.predictMicros(OpType.ALL_REDUCE, Algorithm.RING, 64 << 20),
+                "across hosts halving-doubling sends all of a host's ranks' halves through its link at once");
+        AlgorithmSelector oneHost = new AlgorithmSelector(CostModel.defaults(),
+                new Topology(4, "shm", false, true, 4 << 20, new int[4], null));
+        AlgorithmSelector unknown = new AlgorithmSelector(CostModel.defaults(), new Topology(4, "tcp", false, false, 0));
+        for (long bytes : new long[] {4, 64 << 20}) {
+            assertNotEquals(Algorithm.HIERARCHICAL, oneHost.choose(OpType.ALL_REDUCE, bytes));
+            assertNotEquals(Algorithm.HIERARCHICAL, unknown.choose(OpType.ALL_REDUCE, bytes));
+        }
+    }
+
+    @Test
+    void anExplicitChoiceOnOneHostIsRefusedWithTheReason() throws Exception {
+        List<String> errors = run(new int[] {0, 0, 0}, c -> {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> c.allReduce(Tensor.of(new float[2]), ReduceOp.SUM, HIER));
+            return e.getMessage();
+        });
+        for (String m : errors) {
+            assertTrue(m.contains("HIERARCHICAL needs ranks on several hosts"), m);
+        }
+    }
+}
