@@ -29,7 +29,14 @@ public enum Algorithm {
      * Through memory every rank reads directly instead of messages (ranks that are threads, or processes on one
      * host over the shm transport): allreduce, broadcast, allgather, reduce_scatter, barrier.
      */
-    SHARED_MEMORY(8);
+    SHARED_MEMORY(8),
+    /**
+     * Deterministic mode's reductions (allreduce, reduce_scatter, reduce): every element is summed in rank order
+     * {@code ((x0 op x1) op x2) ...}, so floating-point bits depend only on the inputs and the world size. Runs
+     * whenever {@code CommunicatorConfig.deterministic()} is on (for floating-point types, whatever else was asked
+     * for); AUTO never picks it otherwise.
+     */
+    ORDERED(9);
 
     private final int id;
 
@@ -52,13 +59,13 @@ public enum Algorithm {
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
             case ALL_REDUCE:
-                return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY);
+                return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY, ORDERED);
             case ALL_GATHER:
                 return EnumSet.of(RING, BRUCK, SHARED_MEMORY);
             case REDUCE_SCATTER:
-                return EnumSet.of(RING, SHARED_MEMORY);
+                return EnumSet.of(RING, SHARED_MEMORY, ORDERED);
             case REDUCE:
-                return EnumSet.of(RING);
+                return EnumSet.of(RING, ORDERED);
             case BROADCAST:
                 return EnumSet.of(TREE, SHARED_MEMORY);
             case GATHER:
@@ -104,6 +111,9 @@ public enum Algorithm {
         }
         if (n.equals("SHM") || n.equals("SHARED")) {
             return SHARED_MEMORY;
+        }
+        if (n.equals("DETERMINISTIC")) {
+            return ORDERED;
         }
         return valueOf(n);
     }
