@@ -469,6 +469,73 @@ class DeterministicModeTest {
         }
     }
 
+    // ------------------------------------------------------------------ traffic
+
+    /**
+     * "An all-to-all of slices followed by an ordered local sum moves the same bytes as a ring": the ordered
+     * allreduce sends exactly the ring's bytes and messages on every rank, and receives as many in all (per rank
+     * too when the chunks are equal: a rank receives P-1 copies of its own slice instead of P-1 other chunks); the
+     * ordered reduce_scatter sends and receives T(P-1)/P bytes in P-1 blocks (of 1 MiB segments), the ring's
+     * pass 1 without its boundary fix-up. For chunks that are equal, unequal or empty, and slices of several segments.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3, 5})
+    void shouldMoveTheRingsBytes(int world) throws Exception {
+        int[] counts = {0, 2, 4099, 1 << 20, LARGE};
+        List<OpType> ops = List.of(OpType.ALL_REDUCE, OpType.REDUCE_SCATTER);
+        List<Algorithm> algorithms = List.of(Algorithm.RING, Algorithm.ORDERED);
+        // per rank: [count][op][algorithm] = {bytes sent, bytes received, messages sent, messages received}
+        List<RankHarness.Outcome<long[][][][]>> out = run(communicators(TransportKind.LOCAL,
+                Collections.nCopies(world, config(false))), comm -> {
+                    long[][][][] traffic = new long[counts.length][ops.size()][algorithms.size()][];
+                    for (int i = 0; i < counts.length; i++) {
+                        for (int o = 0; o < ops.size(); o++) {
+                            for (int k = 0; k < algorithms.size(); k++) {
+                                comm.counters().reset();
+                                float[] x = new float[counts[i]];
+                                int block = counts[i] / world;
+                                if (ops.get(o) == OpType.ALL_REDUCE) {
+                                    comm.allReduce(Tensor.of(x), ReduceOp.SUM, asking(algorithms.get(k)));
+                                } else {
+                                    comm.reduceScatter(Tensor.of(x, 0, block * world), Tensor.of(new float[block]),
+                                            ReduceOp.SUM, asking(algorithms.get(k)));
+                                }
+                                io.jccl.instrument.TrafficCounters c = comm.counters();
+                                OpType op = ops.get(o);
+                                traffic[i][o][k] = new long[] {c.bytesSent(op), c.bytesReceived(op),
+                                    c.get(op, io.jccl.instrument.Counter.MESSAGES_SENT),
+                                    c.get(op, io.jccl.instrument.Counter.MESSAGES_RECEIVED)};
+                            }
+                        }
+                    }
+                    return traffic;
+                });
+        for (RankHarness.Outcome<long[][][][]> o : out) {
+            assertNull(o.error);
+        }
+        for (int i = 0; i < counts.length; i++) {
+            String at = counts[i] + " floats on " + world + " ranks, ";
+            long ringReceived = 0;
+            long orderedReceived = 0;
+            for (int r = 0; r < world; r++) {
+                long[] ring = out.get(r).value[i][0][0];
+                long[] ordered = out.get(r).value[i][0][1];
+                assertEquals(ring[0], ordered[0], at + "allReduce bytes sent by rank " + r);
+                assertEquals(ring[2], ordered[2], at + "allReduce messages sent by rank " + r);
+                assertEquals(ring[3], ordered[3], at + "allReduce messages received by rank " + r);
+                ringReceived += ring[1];
+                orderedReceived += ordered[1];
+                long[] scatter = out.get(r).value[i][1][1];
+                long t = 4L * (counts[i] / world) * world;
+                long segments = Math.max(1, (t / world + (1 << 20) - 1) >> 20); // of at most 1 MiB per block
+                long messages = (world - 1) * segments;
+                assertEquals(List.of(t * (world - 1) / world, t * (world - 1) / world, messages, messages),
+                        List.of(scatter[0], scatter[1], scatter[2], scatter[3]), at + "reduceScatter, rank " + r);
+            }
+            assertEquals(ringReceived, orderedReceived, at + "allReduce bytes received by all ranks");
+        }
+    }
+
     // ------------------------------------------------------------------ (d): ranks that disagree
 
     /**
