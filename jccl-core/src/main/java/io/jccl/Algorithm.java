@@ -112,9 +112,6 @@ public enum Algorithm {
         if (n.equals("SHM") || n.equals("SHARED")) {
             return SHARED_MEMORY;
         }
-        if (n.equals("DETERMINISTIC")) {
-            return ORDERED;
-        }
         return valueOf(n);
     }
 }
