@@ -31,6 +31,13 @@ public enum Algorithm {
      */
     SHARED_MEMORY(8),
     /**
+     * Deterministic mode's reductions (allreduce, reduce_scatter, reduce): every element is summed in rank order
+     * {@code ((x0 op x1) op x2) ...}, so floating-point bits depend only on the inputs and the world size. Runs
+     * whenever {@code CommunicatorConfig.deterministic()} is on (for floating-point types, whatever else was asked
+     * for); AUTO never picks it otherwise.
+     */
+    ORDERED(9),
+    /**
      * Across hosts: a phase within each host (shared memory), one between hosts in which every local rank carries
      * its share at once (TCP), then one within each host again (allreduce). Needs a transport that knows which
      * ranks share a host ({@code shm+tcp}).
@@ -58,13 +65,13 @@ public enum Algorithm {
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
             case ALL_REDUCE:
-                return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY, HIERARCHICAL);
+                return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY, ORDERED, HIERARCHICAL);
             case ALL_GATHER:
                 return EnumSet.of(RING, BRUCK, SHARED_MEMORY);
             case REDUCE_SCATTER:
-                return EnumSet.of(RING, SHARED_MEMORY);
+                return EnumSet.of(RING, SHARED_MEMORY, ORDERED);
             case REDUCE:
-                return EnumSet.of(RING);
+                return EnumSet.of(RING, ORDERED);
             case BROADCAST:
                 return EnumSet.of(TREE, SHARED_MEMORY);
             case GATHER:

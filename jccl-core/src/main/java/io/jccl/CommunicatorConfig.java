@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Communicator-wide settings: the default timeout, the trace and the algorithm per operation, and the
+ * Communicator-wide settings: the default timeout, the trace, the algorithm per operation, deterministic mode, and the
  * {@link JcclSettings} the config was made from, which the entry points use for everything else (transports,
  * rendezvous, the tuning file). Immutable; every tunable has an environment variable (some a system property too)
  * and a default, docs/configuration.md.
@@ -28,19 +28,16 @@ public final class CommunicatorConfig {
     private final java.util.Map<OpType, Algorithm> algorithms;
     private final JcclSettings settings;
     private final String tuneParameters;
+    private final boolean deterministic;
 
     private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms,
-                               JcclSettings settings) {
-        this(timeout, tracePrefix, algorithms, settings, null);
-    }
-
-    private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms,
-                               JcclSettings settings, String tuneParameters) {
+                               JcclSettings settings, String tuneParameters, boolean deterministic) {
         this.timeout = timeout;
         this.tracePrefix = tracePrefix;
         this.algorithms = algorithms;
         this.settings = settings;
         this.tuneParameters = tuneParameters;
+        this.deterministic = deterministic;
     }
 
     /**
@@ -49,7 +46,7 @@ public final class CommunicatorConfig {
      * differ; null (the default) reads this process's tuning file ({@code JCCL_TUNE_FILE}). Sub-groups inherit it.
      */
     public CommunicatorConfig withTuneParameters(String parameters) {
-        return new CommunicatorConfig(timeout, tracePrefix, algorithms, settings, parameters);
+        return new CommunicatorConfig(timeout, tracePrefix, algorithms, settings, parameters, deterministic);
     }
 
     /** See {@link #withTuneParameters}; null when this process's tuning file is read. */
@@ -57,10 +54,14 @@ public final class CommunicatorConfig {
         return tuneParameters;
     }
 
-    /** The timeout, trace and algorithms of {@code settings}, which the communicator's transports also take. */
+    /**
+     * The timeout, trace, algorithms and deterministic mode of {@code settings}, which the communicator's transports
+     * also take.
+     */
     public static CommunicatorConfig of(JcclSettings settings) {
         Objects.requireNonNull(settings, "settings");
-        return new CommunicatorConfig(settings.timeout(), settings.tracePrefix(), settings.algorithms(), settings);
+        return new CommunicatorConfig(settings.timeout(), settings.tracePrefix(), settings.algorithms(), settings,
+                null, settings.deterministic());
     }
 
     /**
@@ -79,7 +80,7 @@ public final class CommunicatorConfig {
         m.putAll(algorithms);
         m.put(op, algorithm);
         return new CommunicatorConfig(timeout, tracePrefix, java.util.Collections.unmodifiableMap(m), settings,
-                tuneParameters);
+                tuneParameters, deterministic);
     }
 
     /** {@code algorithm} for every operation that has it (the others keep their choice). */
@@ -91,6 +92,28 @@ public final class CommunicatorConfig {
             }
         }
         return c;
+    }
+
+    /**
+     * Deterministic mode on or off (the default: {@code JCCL_DETERMINISTIC}, else off). On, every floating-point
+     * allreduce, reduce_scatter and reduce (coalesced allreduces and sub-groups' calls included) runs
+     * {@link Algorithm#ORDERED}, which reduces every element in rank order {@code ((x0 op x1) op x2) ...}: the
+     * result's bits then depend only on the inputs and the world size, never on the transport, the buffer's
+     * layout, the timing or the algorithm asked for. An algorithm asked for by the call
+     * ({@link CollectiveOptions#withAlgorithm}), by {@link #withAlgorithm} or by {@code JCCL_ALGO_<OP>} is
+     * overridden for those calls, not refused: the mode is a guarantee about results, an algorithm a choice of
+     * speed. Integer types, exact in any order, and the other operations keep their choice.
+     *
+     * <p>Every rank must set it alike; a rank that differs runs another algorithm, which every rank reports as an
+     * {@code algorithm} mismatch ({@link CollectiveMismatchException}) at the first floating-point reduction.
+     */
+    public CommunicatorConfig withDeterministic(boolean on) {
+        return new CommunicatorConfig(timeout, tracePrefix, algorithms, settings, tuneParameters, on);
+    }
+
+    /** Whether deterministic mode is on; see {@link #withDeterministic}. */
+    public boolean deterministic() {
+        return deterministic;
     }
 
     /** The communicator-wide choice for {@code op}, or AUTO. */
@@ -108,7 +131,7 @@ public final class CommunicatorConfig {
 
     public CommunicatorConfig withTimeout(Duration newTimeout) {
         return new CommunicatorConfig(Objects.requireNonNull(newTimeout, "timeout"), tracePrefix, algorithms,
-                settings, tuneParameters).validated();
+                settings, tuneParameters, deterministic).validated();
     }
 
     /**
@@ -116,7 +139,7 @@ public final class CommunicatorConfig {
      * (docs/trace.md); null switches it off.
      */
     public CommunicatorConfig withTrace(String prefix) {
-        return new CommunicatorConfig(timeout, prefix, algorithms, settings, tuneParameters);
+        return new CommunicatorConfig(timeout, prefix, algorithms, settings, tuneParameters, deterministic);
     }
 
     /** The trace prefix, or null when tracing is off. */

@@ -37,6 +37,11 @@ public final class JcclSettings {
     public static final String TRACE_PROPERTY = "jccl.trace";
     /** Prefix of the variables that choose an operation's algorithm: {@code JCCL_ALGO_ALL_REDUCE=tree}. */
     public static final String ALGORITHM_ENV_PREFIX = "JCCL_ALGO_";
+    /**
+     * {@code 1}: deterministic mode, floating-point reductions summed in rank order whatever the algorithm asked
+     * for ({@link CommunicatorConfig#deterministic()}).
+     */
+    public static final String DETERMINISTIC_ENV = "JCCL_DETERMINISTIC";
     /** How long connection set-up (store and transport) may take, ms. */
     public static final String CONNECT_TIMEOUT_ENV = "JCCL_CONNECT_TIMEOUT_MS";
     public static final Duration CONNECT_TIMEOUT_DEFAULT = Duration.ofSeconds(60);
@@ -78,6 +83,7 @@ public final class JcclSettings {
     private final Duration timeout;
     private final String tracePrefix;
     private final Map<OpType, Algorithm> algorithms;
+    private final boolean deterministic;
     private final Duration connectTimeout;
     private final String bindAddress;
     private final String advertiseAddress;
@@ -99,6 +105,7 @@ public final class JcclSettings {
         String trace = properties.containsKey(TRACE_PROPERTY) ? properties.get(TRACE_PROPERTY) : env.get(TRACE_ENV);
         this.tracePrefix = trace == null || trace.isBlank() ? null : trace;
         this.algorithms = algorithms(env);
+        this.deterministic = flag(env, DETERMINISTIC_ENV);
         this.connectTimeout = Duration.ofMillis(number(env, CONNECT_TIMEOUT_ENV, CONNECT_TIMEOUT_DEFAULT.toMillis(),
                 v -> v > 0, "a positive whole number of milliseconds"));
         this.bindAddress = value(env, BIND_ENV);
@@ -162,7 +169,7 @@ public final class JcclSettings {
         return new JcclSettings(Map.of(), properties);
     }
 
-    /** A {@link CommunicatorConfig} with these settings' timeout, trace and algorithms. */
+    /** A {@link CommunicatorConfig} with these settings' timeout, trace, algorithms and deterministic mode. */
     public CommunicatorConfig communicatorConfig() {
         return CommunicatorConfig.of(this);
     }
@@ -188,6 +195,14 @@ public final class JcclSettings {
      */
     public Map<OpType, Algorithm> algorithms() {
         return algorithms;
+    }
+
+    /**
+     * {@code JCCL_DETERMINISTIC}: whether floating-point allreduce, reduce_scatter and reduce sum in rank order
+     * ({@link Algorithm#ORDERED}) whatever algorithm is asked for; off.
+     */
+    public boolean deterministic() {
+        return deterministic;
     }
 
     /** {@code JCCL_CONNECT_TIMEOUT_MS}: how long connecting may take, retries included; 60 s. */
@@ -273,7 +288,8 @@ public final class JcclSettings {
     @Override
     public String toString() {
         return "JcclSettings[timeout=" + timeout + ", trace=" + tracePrefix + ", algorithms=" + algorithms
-                + ", connectTimeout=" + connectTimeout + ", bind=" + bindAddress + ", advertise=" + advertiseAddress
+                + ", deterministic=" + deterministic + ", connectTimeout=" + connectTimeout + ", bind=" + bindAddress
+                + ", advertise=" + advertiseAddress
                 + ", maxMessageBytes=" + maxMessageBytes + ", secret=" + (secretHex == null ? "unset"
                 : secretHex.isEmpty() ? "empty" : "set") + ", externalStore=" + externalStore + ", shmDir="
                 + shmDirectory + ", shmRingBytes=" + shmRingBytes + ", shmArenaBytes=" + shmArenaBytes
@@ -359,6 +375,18 @@ public final class JcclSettings {
     private static String value(Map<String, String> env, String name) {
         String v = env.get(name);
         return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    /** {@code 1} or {@code true}: on; {@code 0} or {@code false}, unset or blank: off (case-insensitive). */
+    private static boolean flag(Map<String, String> env, String name) {
+        String v = value(env, name);
+        if (v == null || v.equals("0") || v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        if (v.equals("1") || v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        throw bad(name, v, "1 or 0 (or true or false)");
     }
 
     private static long number(Map<String, String> env, String name, long dflt, LongPredicate valid, String rule) {

@@ -68,7 +68,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--algorithms", split = ",", defaultValue = "auto",
             description = "Algorithms to measure, each a set of rows: auto (the cost model's choice per size, shown as "
-                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory (default: ${DEFAULT-VALUE}).")
+                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory, ordered (default: "
+                    + "${DEFAULT-VALUE}).")
     List<String> algorithms;
 
     @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M",

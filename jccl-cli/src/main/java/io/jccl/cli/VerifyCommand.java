@@ -58,8 +58,8 @@ public final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "ring",
             description = "Algorithm where a primitive has it: ring (gloo's order: every row must be identical), "
-                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory; a primitive without "
-                + "it runs its default (default: ${DEFAULT-VALUE}).")
+                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory, ordered; a primitive "
+                + "without it runs its default (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the inputs (default: ${DEFAULT-VALUE}).")

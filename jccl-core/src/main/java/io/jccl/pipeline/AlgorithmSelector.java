@@ -15,6 +15,9 @@ import io.jccl.algorithm.Topology;
  * {@link CostModel} ({@code jccl tune} measures them; defaults otherwise): one pair for messages over the
  * transport, one for its shared arena.
  *
+ * <p>{@link Algorithm#ORDERED} is never chosen here: it costs at least the ring's time, and runs only because
+ * deterministic mode ({@code CommunicatorConfig.deterministic()}) or the caller asks for it.
+ *
  * <p>Every rank must choose alike: the choice depends only on the operation, world size, bytes, transport and
  * the model's parameters, which a correct program has equal on every rank.
  */
@@ -74,8 +77,8 @@ public final class AlgorithmSelector {
         Algorithm best = Algorithm.resolve(op, Algorithm.AUTO); // point-to-point: no registered algorithm
         double bestCost = Double.MAX_VALUE;
         for (CollectiveAlgorithm a : registry.forOperation(op)) {
-            if (a.unsupported(topology) != null) {
-                continue;
+            if (a.unsupported(topology) != null || a.algorithm() == Algorithm.ORDERED) {
+                continue; // ORDERED runs when deterministic mode asks for it (CallFactory), never by cost
             }
             double c = a.predictMicros(bytes, topology, messages, arena);
             if (c < bestCost) {

@@ -23,7 +23,8 @@ import java.util.List;
 
 /**
  * Turns a public collective call into a {@link PreparedCall}, on the caller's thread: checks its arguments
- * ({@link ArgumentChecks}), resolves its algorithm (the call's option, else the configuration's, else AUTO's
+ * ({@link ArgumentChecks}), resolves its algorithm (deterministic mode's {@link Algorithm#ORDERED} for a
+ * floating-point reduction, else the call's option, else the configuration's, else AUTO's
  * {@link AlgorithmSelector}) to an implementation in the {@link AlgorithmRegistry}, refuses one that cannot run
  * here, and builds the body that stages the tensors ({@link Staging}), runs the algorithm and applies AVG's
  * division.
@@ -195,11 +196,19 @@ final class CallFactory {
         return topology;
     }
 
-    /** The algorithm a call of {@code op} with {@code perCall} in its options runs. */
+    /**
+     * The algorithm a call of {@code op} with {@code perCall} in its options runs: in deterministic mode
+     * {@link Algorithm#ORDERED} for a floating-point reduction that has it, whatever was asked for (see
+     * {@link CommunicatorConfig#withDeterministic}); else the call's choice, the communicator's, or AUTO's.
+     */
     Algorithm choose(OpType op, DataType dtype, long count, Algorithm perCall) {
         Algorithm requested = perCall == null || perCall == Algorithm.AUTO ? config.algorithm(op) : perCall;
-        return requested == null || requested == Algorithm.AUTO ? selector().choose(op, count * dtype.sizeBytes())
-                : Algorithm.resolve(op, requested);
+        // an explicit choice the operation lacks is refused even where deterministic mode overrides it
+        Algorithm explicit = requested == null || requested == Algorithm.AUTO ? null : Algorithm.resolve(op, requested);
+        if (config.deterministic() && dtype.isFloatingPoint() && registry.find(op, Algorithm.ORDERED) != null) {
+            return Algorithm.ORDERED;
+        }
+        return explicit != null ? explicit : selector().choose(op, count * dtype.sizeBytes());
     }
 
     /** The AUTO policy, made on first use (it reads the tuning file). */
