@@ -257,11 +257,7 @@ public final class Bench {
      * of a core any waiting rank's thread used meanwhile, the wall seconds of the wait} (the same on every rank).
      */
     public static double[] latePeer(Communicator comm, double seconds) throws InterruptedException {
-        // CPU of the whole process (caller, transport readers, GC, JIT): a transport that moves work off the calling
-        // thread must not look cheaper for it; ranks that are threads share one process, so their CPU is split
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-        int sharing = comm.transportName().equals("local") ? n : 1;
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         float[] x = new float[1];
         comm.allReduce(Tensor.of(x), ReduceOp.SUM);
         comm.barrier();

@@ -66,6 +66,23 @@ public final class BenchCommand implements Callable<Integer> {
             description = "threads (one JVM), shm or tcp (a JVM per rank) (default: ${DEFAULT-VALUE}).")
     String transport;
 
+    @Option(names = "--hosts", defaultValue = "1", description = "Simulated hosts of the multi-host test bed "
+            + "(network, UTS and mount namespaces of this machine; needs root): with 2 or more, --ranks-per-host ranks "
+            + "run on each, shared memory within a host and TCP between hosts, and gloo (--compare gloo) runs on the "
+            + "same bed (default: ${DEFAULT-VALUE}, no bed).")
+    int hosts;
+
+    @Option(names = "--ranks-per-host", defaultValue = "2",
+            description = "Ranks on each host of the bed (default: ${DEFAULT-VALUE}).")
+    int ranksPerHost;
+
+    @Option(names = "--link", paramLabel = "RATE", description = "Limit each bed host's outgoing link to RATE "
+            + "(tc tbf, e.g. 1gbit, 100mbit); default unlimited.")
+    String link;
+
+    /** The bed while it is up (--hosts 2 or more), else null. */
+    io.jccl.launch.Bed bed;
+
     @Option(names = "--algorithms", split = ",", defaultValue = "auto",
             description = "Algorithms to measure, each a set of rows: auto (the cost model's choice per size, shown as "
                     + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory, ordered (default: "
@@ -113,10 +130,35 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (hosts > 1) {
+            if (coalesced || latePeer > 0 || (compare != null && compare.contains("mpi"))) {
+                throw new IllegalArgumentException("--hosts: --coalesced, --late-peer and --compare mpi run on one "
+                        + "host only");
+            }
+            ranks = hosts * ranksPerHost;
+            transport = "auto";
+            bed = io.jccl.launch.Bed.up(hosts, ranksPerHost, link);
+            try {
+                return measureAll();
+            } finally {
+                bed.close();
+                bed = null;
+            }
+        }
+        if (link != null) {
+            throw new IllegalArgumentException("--link limits the links of the test bed: give --hosts 2 or more");
+        }
+        return measureAll();
+    }
+
+    private int measureAll() throws Exception {
         long[] bytes = sizes.stream().mapToLong(BenchCommand::parseSize).toArray();
         PrintStream out = System.out;
+        String where = bed != null ? String.format(Locale.ROOT, "processes on %d simulated hosts (%d per host, "
+                + "links %s; shm within a host, tcp between)", hosts, ranksPerHost, link == null ? "unlimited" : link)
+                : transport.equals("threads") ? "threads" : transport + " processes";
         out.printf(Locale.ROOT, "# jccl bench: %d ranks as %s, float32, SUM, method: barrier, op; max over ranks; "
-                + "median over iterations%n", ranks, transport.equals("threads") ? "threads" : transport + " processes");
+                + "median over iterations%n", ranks, where);
         Map<String, List<Bench.Row>> series = new LinkedHashMap<>();
         Map<String, Map<String, double[]>> peers = new LinkedHashMap<>();
         List<String> peerNames = compare == null ? List.of() : compare;
@@ -228,7 +270,8 @@ public final class BenchCommand implements Callable<Integer> {
             for (long b : bytes) {
                 args.add(Long.toString(b));
             }
-            int status = work.runWorkers(ranks, transport, "1g", args);
+            int status = bed != null ? bed.runWorkers("1g", args, work.log())
+                    : work.runWorkers(ranks, transport, "1g", args);
             if (status != 0) {
                 throw new IllegalStateException("bench workers failed: " + work.logTail(30));
             }
@@ -255,10 +298,14 @@ public final class BenchCommand implements Callable<Integer> {
                 cmd.add(Long.toString(b));
             }
             Path log = dir.resolve("log.txt");
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
-                p.destroyForcibly();
-                throw new IllegalStateException("gloo bench failed: " + String.join("\n", Files.readAllLines(log)));
+            if (bed != null) {
+                runGlooOnBed(cmd, log);
+            } else {
+                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                    p.destroyForcibly();
+                    throw new IllegalStateException("gloo bench failed: " + String.join("\n", Files.readAllLines(log)));
+                }
             }
             JsonNode rows = new ObjectMapper().readTree(dir.resolve("out.json").toFile());
             double[] t = new double[rows.size()];
@@ -266,6 +313,43 @@ public final class BenchCommand implements Callable<Integer> {
                 t[i] = rows.get(i).get("medianUs").asDouble();
             }
             return t;
+        }
+    }
+
+    /**
+     * gloo on the bed: the script once per host, running that host's ranks (GLOO_BENCH_NODE), the master on host 0,
+     * gloo's sockets on the bed's interface.
+     */
+    private void runGlooOnBed(List<String> cmd, Path log) throws Exception {
+        int port = 31_000 + new java.security.SecureRandom().nextInt(2_000);
+        List<Process> procs = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
+        try {
+            for (int h = 0; h < hosts; h++) {
+                List<String> c = new ArrayList<>(bed.on(h));
+                c.addAll(cmd);
+                ProcessBuilder pb = new ProcessBuilder(c).redirectErrorStream(true);
+                Path hostLog = log.resolveSibling("log-host" + h + ".txt");
+                logs.add(hostLog);
+                pb.redirectOutput(hostLog.toFile());
+                Map<String, String> env = pb.environment();
+                env.put("GLOO_BENCH_NODE", Integer.toString(h));
+                env.put("GLOO_BENCH_PER_NODE", Integer.toString(ranksPerHost));
+                env.put("GLOO_BENCH_MASTER", io.jccl.launch.Bed.address(0) + ":" + port);
+                env.put("GLOO_SOCKET_IFNAME", "eth0");
+                procs.add(pb.start());
+            }
+            for (Process p : procs) {
+                if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                    StringBuilder sb = new StringBuilder();
+                    for (Path l : logs) {
+                        sb.append(String.join("\n", Files.readAllLines(l))).append('\n');
+                    }
+                    throw new IllegalStateException("gloo bench on the bed failed: " + sb);
+                }
+            }
+        } finally {
+            procs.forEach(Process::destroyForcibly);
         }
     }
 

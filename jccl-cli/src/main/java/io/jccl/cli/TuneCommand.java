@@ -34,6 +34,15 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--ranks", defaultValue = "4", description = "World size to measure with (default: ${DEFAULT-VALUE}).")
     int ranks;
 
+    @Option(names = "--hosts", defaultValue = "1", description = "Measure the link between hosts instead: one rank on "
+            + "each of this many simulated hosts of the test bed (needs root), over TCP; writes the tcp parameters, "
+            + "which AUTO uses for the links between hosts (default: ${DEFAULT-VALUE}, no bed).")
+    int hosts;
+
+    @Option(names = "--link", paramLabel = "RATE", description = "With --hosts: limit each host's link to RATE (tc "
+            + "tbf, e.g. 1gbit).")
+    String link;
+
     @Option(names = "--large", defaultValue = "16M",
             description = "The large size, bytes with K/M suffixes (default: ${DEFAULT-VALUE}).")
     String large;
@@ -46,6 +55,17 @@ public final class TuneCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (hosts > 1) {
+            transport = "tcp";
+            ranks = hosts;
+            try (io.jccl.launch.Bed bed = io.jccl.launch.Bed.up(hosts, 1, link)) {
+                return tune(bed);
+            }
+        }
+        return tune(null);
+    }
+
+    private int tune(io.jccl.launch.Bed bed) throws Exception {
         PrintStream out = System.out;
         String name = transport.equals("threads") ? "local" : transport;
         long big = BenchCommand.parseSize(large);
@@ -54,6 +74,7 @@ public final class TuneCommand implements Callable<Integer> {
         bench.ranks = ranks;
         bench.transport = transport;
         bench.scale = scale;
+        bench.bed = bed;
         int p = ranks;
         io.jccl.JcclSettings settings = io.jccl.JcclSettings.fromEnvironment();
         Path file = output != null ? output.toPath() : settings.tuneFile();
@@ -79,12 +100,26 @@ public final class TuneCommand implements Callable<Integer> {
                     + "us/B (%.2f GB/s)%n", name, shared.get(0).bytes, shared.get(0).medianUs, shared.get(1).bytes,
                     shared.get(1).medianUs, a, b, 1e-3 / b);
         }
-        model.store(file, "jccl tune --transport " + transport + " --ranks " + ranks);
+        model.store(file, bed != null ? "jccl tune --hosts " + hosts + (link != null ? " --link " + link : "")
+                : "jccl tune --transport " + transport + " --ranks " + ranks);
         out.println("wrote " + file);
+        if (bed != null) { // what AUTO picks across hosts, two ranks on each: shared memory within, these between
+            int[] hostOf = new int[2 * hosts];
+            for (int r = 0; r < hostOf.length; r++) {
+                hostOf[r] = r / 2;
+            }
+            printChoices(out, new AlgorithmSelector(model, new io.jccl.algorithm.Topology(hostOf.length, "shm+tcp",
+                    false, false, 0, hostOf, null)), hostOf.length, hosts + " hosts x 2 ranks (shm+tcp)");
+            return 0;
+        }
         int arena = transport.equals("tcp") ? 0 : name.equals("shm") ? settings.shmArenaBytes()
                 : settings.localArenaBytes();
-        AlgorithmSelector selector = new AlgorithmSelector(model, name, arena, p);
-        out.printf("%nAUTO on %d ranks over %s now picks:%n%12s", p, transport, "bytes");
+        printChoices(out, new AlgorithmSelector(model, name, arena, p), p, transport);
+        return 0;
+    }
+
+    private static void printChoices(PrintStream out, AlgorithmSelector selector, int p, String where) {
+        out.printf("%nAUTO on %d ranks over %s now picks:%n%12s", p, where, "bytes");
         OpType[] ops = {OpType.ALL_REDUCE, OpType.BROADCAST, OpType.ALL_GATHER, OpType.REDUCE_SCATTER};
         for (OpType op : ops) {
             out.printf(" %18s", op.label());
@@ -98,6 +133,5 @@ public final class TuneCommand implements Callable<Integer> {
             }
             out.println();
         }
-        return 0;
     }
 }

@@ -74,6 +74,19 @@ public final class VerifyCommand implements Callable<Integer> {
             description = "Deadline of each collective, in seconds (default: ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
+    @Option(names = "--hosts", defaultValue = "1", description = "Run the ranks on this many simulated hosts of the "
+            + "multi-host test bed (needs root), --ranks-per-host on each: shared memory within a host, TCP between; "
+            + "the world size is their product (default: ${DEFAULT-VALUE}, no bed).")
+    int hosts;
+
+    @Option(names = "--ranks-per-host", defaultValue = "2",
+            description = "Ranks on each host of the bed (default: ${DEFAULT-VALUE}).")
+    int ranksPerHost;
+
+    @Option(names = "--link", paramLabel = "RATE", description = "With --hosts: limit each host's link to RATE (tc "
+            + "tbf, e.g. 1gbit).")
+    String link;
+
     @Option(names = "--transport", defaultValue = "local",
             description = "local: ranks as threads over the in-process queue mesh; shm or tcp: every rank a JVM "
                 + "process, connected by shared memory or by sockets (default: ${DEFAULT-VALUE}).")
@@ -115,7 +128,16 @@ public final class VerifyCommand implements Callable<Integer> {
         if (!List.of("local", "shm", "tcp").contains(s.transport)) {
             throw new IllegalArgumentException("--transport must be local, shm or tcp, got " + transport);
         }
-        Report report = Verifier.run(s, System.err);
+        Report report;
+        if (hosts > 1) {
+            s.worlds = List.of(hosts * ranksPerHost);
+            try (io.jccl.launch.Bed bed = io.jccl.launch.Bed.up(hosts, ranksPerHost, link)) {
+                s.bed = bed;
+                report = Verifier.run(s, System.err);
+            }
+        } else {
+            report = Verifier.run(s, System.err);
+        }
         if (json) {
             report.printJson(System.out);
         } else {

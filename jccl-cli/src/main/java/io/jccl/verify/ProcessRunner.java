@@ -26,12 +26,27 @@ final class ProcessRunner implements CaseRunner {
     private final Algorithm algorithm;
     private final String transport;
     private final Duration timeout;
+    /** The test bed the ranks run on, or null (this host). */
+    private final io.jccl.launch.Bed bed;
 
     ProcessRunner(int world, Algorithm algorithm, String transport, Duration timeout) {
         this.world = world;
         this.algorithm = algorithm;
         this.transport = transport;
         this.timeout = timeout;
+        this.bed = null;
+    }
+
+    /** The ranks on the hosts of {@code bed} ({@code bed.world()} of them), shm within a host, TCP between. */
+    ProcessRunner(int world, Algorithm algorithm, io.jccl.launch.Bed bed, Duration timeout) {
+        if (world != bed.world()) {
+            throw new IllegalArgumentException("the test bed holds " + bed.world() + " ranks, not " + world);
+        }
+        this.world = world;
+        this.algorithm = algorithm;
+        this.transport = "auto";
+        this.timeout = timeout;
+        this.bed = bed;
     }
 
     private int trafficCount = -1;
@@ -57,8 +72,10 @@ final class ProcessRunner implements CaseRunner {
         try (io.jccl.launch.WorkDir work = io.jccl.launch.WorkDir.create("jccl-verify-")) {
             Path dir = work.path();
             CaseFile.write(dir, world, cases);
-            int status = work.runWorkers(world, transport, "512m", List.of("verify-worker", dir.toString(),
-                    algorithm.name(), Long.toString(timeout.toMillis()), Integer.toString(trafficCount)));
+            List<String> args = List.of("verify-worker", dir.toString(), algorithm.name(),
+                    Long.toString(timeout.toMillis()), Integer.toString(trafficCount));
+            int status = bed != null ? bed.runWorkers("512m", args, work.log())
+                    : work.runWorkers(world, transport, "512m", args);
             if (trafficCount > 0) {
                 trafficCounters = new ArrayList<>();
                 for (int r = 0; r < world; r++) {

@@ -45,6 +45,8 @@ public final class Verifier {
         public Duration timeout = Duration.ofMinutes(2);
         /** local: ranks as threads over the queue mesh; shm, tcp: ranks as JVM processes. */
         public String transport = "local";
+        /** The multi-host test bed the ranks run on (one JVM per rank, shm+tcp), or null. */
+        public io.jccl.launch.Bed bed;
     }
 
     /** Row verdicts; the first three pass. */
@@ -123,7 +125,7 @@ public final class Verifier {
             nextId += cases.size();
             try (GlooReference.Batch glooResults = gloo == null ? null : gloo.run(world, cases,
                     s.timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
-                 CaseRunner runner = runner(world, s.algorithm, s.timeout, s.transport, lawCount)) {
+                 CaseRunner runner = runner(world, s.algorithm, s.timeout, s.transport, lawCount, s.bed)) {
                 rows.addAll(compareAll(cases, runner, glooResults));
                 traffic.addAll(runner.traffic(lawCount));
             }
@@ -137,15 +139,26 @@ public final class Verifier {
      */
     public static List<Row> verify(GlooReference gloo, int world, List<VerifyCase> cases, Algorithm algorithm,
                                    Duration timeout, String transport) throws IOException, InterruptedException {
+        return verify(gloo, world, cases, algorithm, timeout, transport, null);
+    }
+
+    /** As above, the ranks on {@code bed}'s hosts when it is not null. */
+    public static List<Row> verify(GlooReference gloo, int world, List<VerifyCase> cases, Algorithm algorithm,
+                                   Duration timeout, String transport, io.jccl.launch.Bed bed)
+            throws IOException, InterruptedException {
         try (GlooReference.Batch glooResults = gloo == null ? null
                 : gloo.run(world, cases, timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
-             CaseRunner runner = runner(world, algorithm, timeout, transport, -1)) {
+             CaseRunner runner = runner(world, algorithm, timeout, transport, -1, bed)) {
             return compareAll(cases, runner, glooResults);
         }
     }
 
     private static CaseRunner runner(int world, Algorithm algorithm, Duration timeout, String transport,
-                                     int lawCount) {
+                                     int lawCount, io.jccl.launch.Bed bed) {
+        if (bed != null) {
+            return lawCount < 0 ? new ProcessRunner(world, algorithm, bed, timeout)
+                    : new ProcessRunner(world, algorithm, bed, timeout).measuringTraffic(lawCount);
+        }
         return transport.equals("local") ? new JcclRunner(world, algorithm, timeout)
                 : lawCount < 0 ? new ProcessRunner(world, algorithm, transport, timeout)
                 : new ProcessRunner(world, algorithm, transport, timeout).measuringTraffic(lawCount);

@@ -2,6 +2,9 @@
 """jccl's gloo side of `jccl bench --compare gloo`: the same sizes and the same method as jccl's benchmark.
 
 Usage: gloo_bench.py OUT.json WORLD OP SCALE BYTES...
+On the multi-host test bed the script runs once per host: GLOO_BENCH_NODE (this host's index),
+GLOO_BENCH_PER_NODE (its ranks, consecutive) and GLOO_BENCH_MASTER (host:port of rank 0's store) say which ranks
+are its own; GLOO_SOCKET_IFNAME names the bed's interface.
 Method: warm-up, then per timed iteration: barrier, clock, one op, clock; per-iteration time = max over ranks
 (an all_reduce MAX of every iteration's time at the end), size time = median over iterations. float32, SUM.
 torch 1.13's gloo has no reduce_scatter: it is measured as all_to_all_single plus a local sum of the N received
@@ -30,8 +33,10 @@ def iterations(nbytes, scale):
     return max(1, int(w * scale)), max(3, int(i * scale))
 
 
-def worker(rank, n, port, op, scale, sizes, out):
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
+def worker(local, n, master, op, scale, sizes, out, first):
+    rank = first + local
+    host, port = master
+    os.environ["MASTER_ADDR"] = host
     os.environ["MASTER_PORT"] = str(port)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     torch.set_num_threads(1)
@@ -87,7 +92,13 @@ def free_port():
 def main():
     out, world, op, scale = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
     sizes = [int(x) for x in sys.argv[5:]]
-    mp.spawn(worker, args=(world, free_port(), op, scale, sizes, out), nprocs=world, join=True)
+    if "GLOO_BENCH_NODE" in os.environ:
+        per = int(os.environ["GLOO_BENCH_PER_NODE"])
+        first = int(os.environ["GLOO_BENCH_NODE"]) * per
+        host, port = os.environ["GLOO_BENCH_MASTER"].rsplit(":", 1)
+        mp.spawn(worker, args=(world, (host, int(port)), op, scale, sizes, out, first), nprocs=per, join=True)
+    else:
+        mp.spawn(worker, args=(world, ("127.0.0.1", free_port()), op, scale, sizes, out, 0), nprocs=world, join=True)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,17 @@
 package io.jccl.it;
 
+import io.jccl.cli.Main;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -59,5 +68,77 @@ class MultiHostTest {
                 assertTrue(detectMs < 5000, "rank " + r + " took " + detectMs + " ms\n" + job.dump());
             }
         }
+    }
+
+    /**
+     * The hierarchical allreduce over the real shm+tcp transport: the same bits on every rank and from one job to
+     * the next, exact integer sums; and AUTO, given a tuning file whose link between hosts is 1 Gbit/s, picks it
+     * on every rank.
+     */
+    @Test
+    void shouldRunTheHierarchicalAllReduceAcrossHostsWithTheSameBitsEverywhere(@TempDir Path dir) throws Exception {
+        Path tune = dir.resolve("tune.properties");
+        Files.writeString(tune, "tcp.link.alpha_us=60\ntcp.link.beta_us_per_byte=0.0084\n");
+        try (TestBed bed = TestBed.up(2)) {
+            String hash = null;
+            for (int run = 0; run < 2; run++) {
+                Map<Integer, Map<String, String>> env = new HashMap<>(bed.env(2, Map.of()));
+                env.get(0).put("JCCL_TUNE_FILE", tune.toString()); // rank 0's parameters are every rank's
+                try (ProcessJob job = ProcessJob.start(4, HierarchyWorker.class, List.of(), env)) {
+                    for (int r = 0; r < 4; r++) {
+                        assertEquals(0, job.await(r, 150), job.dump());
+                        assertEquals("TRANSPORT shm+tcp", job.line(r, "TRANSPORT", 1), job.dump());
+                        assertEquals("ALGO HIERARCHICAL", job.line(r, "ALGO", 1), job.dump());
+                        assertEquals("EXACT ok", job.line(r, "EXACT", 1), job.dump());
+                        String h = job.line(r, "HASH", 1);
+                        assertNotNull(h, job.dump());
+                        if (hash == null) {
+                            hash = h;
+                        }
+                        assertEquals(hash, h, "rank " + r + " of run " + run + " has other bits\n" + job.dump());
+                    }
+                }
+            }
+        }
+    }
+
+    private static String cli(String... args) {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        PrintStream old = System.out;
+        try {
+            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+            int status = new CommandLine(new Main()).execute(args);
+            assertEquals(0, status, buf.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(old);
+        }
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * gloo conformance across the bed: jccl's ring (gloo's order) bit-identical to gloo's results, the hierarchical
+     * allreduce within the rigorous bound, each rank a JVM on its host.
+     */
+    @Test
+    void shouldAgreeWithGlooAcrossHosts() {
+        String reference = "true".equals(System.getenv("CI")) ? "gloo" : "auto";
+        for (String algorithm : new String[] {"ring", "hierarchical"}) {
+            String out = cli("verify", "--hosts", "2", "--ranks-per-host", "2", "--algorithm", algorithm,
+                    "--reference", reference, "--dtype", "float32,float64,int32", "--op", "sum,max",
+                    "--primitive", "all_reduce,broadcast,all_gather,reduce_scatter", "--count", "4099,100000");
+            System.out.println(out);
+            assertTrue(out.contains("RESULT: PASS"), out);
+        }
+    }
+
+    /** jccl bench and gloo on the same bed, a rate-limited link: every row correct (times are printed only). */
+    @Test
+    void shouldBenchmarkOnTheBedWithGlooInTheSameRun() {
+        String out = cli("bench", "--hosts", "2", "--ranks-per-host", "2", "--link", "1gbit", "--ops",
+                "allreduce,broadcast", "--algorithms", "auto,hierarchical", "--sizes", "4,1M", "--scale", "0.02",
+                "--compare", "gloo");
+        System.out.println(out);
+        assertTrue(out.contains("2 simulated hosts (2 per host, links 1gbit"), out);
+        assertTrue(out.contains("HIERARCHICAL"), out);
     }
 }

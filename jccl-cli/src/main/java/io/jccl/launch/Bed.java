@@ -1,0 +1,190 @@
+package io.jccl.launch;
+
+import io.jccl.security.JobSecret;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The multi-host test bed as the tools use it ({@code jccl bench --hosts H --ranks-per-host L --link RATE}): H
+ * simulated hosts on this machine, each in its own network, UTS and mount namespace (own address 10.213.7.i+1, host
+ * name, {@code /dev/shm} and {@code /etc/hosts}; the names do not resolve), joined by a bridge, each host's egress
+ * optionally limited by {@code tc tbf}. The script that builds it ({@code testbed.sh}) ships in this jar;
+ * {@code scripts/testbed.sh} runs the same file from the source tree. Needs root.
+ */
+public final class Bed implements AutoCloseable {
+    private final int hosts;
+    private final int ranksPerHost;
+    private final String link;
+    private final Path script;
+
+    private Bed(int hosts, int ranksPerHost, String link, Path script) {
+        this.hosts = hosts;
+        this.ranksPerHost = ranksPerHost;
+        this.link = link;
+        this.script = script;
+    }
+
+    /**
+     * Brings up {@code hosts} hosts, their links limited to {@code link} (a tc rate such as {@code 1gbit}) or
+     * unlimited when it is null.
+     *
+     * @throws IllegalStateException naming what is missing (root, ip, tc, unshare) when the bed cannot be built
+     */
+    public static Bed up(int hosts, int ranksPerHost, String link) throws IOException, InterruptedException {
+        if (hosts < 2 || ranksPerHost < 1) {
+            throw new IllegalArgumentException("a test bed needs --hosts >= 2 and --ranks-per-host >= 1, got hosts="
+                    + hosts + ", ranks-per-host=" + ranksPerHost);
+        }
+        if (link != null && !link.toLowerCase(Locale.ROOT).matches("[0-9]+(\\.[0-9]+)?[kmg]?bit")) {
+            throw new IllegalArgumentException("--link takes a rate such as 1gbit or 100mbit, got '" + link + "'");
+        }
+        Path script = extract();
+        Bed bed = new Bed(hosts, ranksPerHost, link, script);
+        List<String> cmd = new ArrayList<>(List.of("bash", script.toString(), "up", Integer.toString(hosts)));
+        if (link != null) {
+            cmd.addAll(List.of("--rate", link));
+        }
+        bed.run(cmd);
+        return bed;
+    }
+
+    private static Path extract() throws IOException {
+        Path script = Files.createTempFile("jccl-testbed-", ".sh");
+        script.toFile().deleteOnExit();
+        try (InputStream in = Bed.class.getResourceAsStream("testbed.sh")) {
+            if (in == null) {
+                throw new IllegalStateException("testbed.sh is missing from the jar");
+            }
+            Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
+        }
+        return script;
+    }
+
+    public int hosts() {
+        return hosts;
+    }
+
+    public int ranksPerHost() {
+        return ranksPerHost;
+    }
+
+    public int world() {
+        return hosts * ranksPerHost;
+    }
+
+    /** The rate limit of every host's link, or null. */
+    public String link() {
+        return link;
+    }
+
+    /** Host {@code i}'s address on the bed. */
+    public static String address(int i) {
+        return "10.213.7." + (i + 1);
+    }
+
+    /** The command prefix that runs a command on host {@code i}, in all of its namespaces. */
+    public List<String> on(int i) {
+        return List.of("bash", script.toString(), "exec", Integer.toString(i));
+    }
+
+    /**
+     * Runs a job of {@link #world()} JVMs of {@code io.jccl.cli.Main <args>}, {@link #ranksPerHost()} consecutive
+     * ranks per host, through one {@code jccl launch} per host (the master on host 0, one job secret); every
+     * launcher's output goes to {@code log}. Returns 0, or the first non-zero status (the other hosts' launchers are
+     * then stopped, and they stop their ranks).
+     */
+    public int runWorkers(String maxHeap, List<String> args, Path log) throws IOException, InterruptedException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        String cp = System.getProperty("java.class.path");
+        int port = 29_000 + new java.security.SecureRandom().nextInt(2_000);
+        JobSecret secret = JobSecret.generate();
+        List<Process> launchers = new ArrayList<>();
+        try (PrintStream out = new PrintStream(Files.newOutputStream(log), true, StandardCharsets.UTF_8)) {
+            List<Thread> pumps = new ArrayList<>();
+            for (int h = 0; h < hosts; h++) {
+                List<String> cmd = new ArrayList<>(on(h));
+                cmd.addAll(List.of(java, "-cp", cp, "io.jccl.cli.Main", "launch", "-n", Integer.toString(ranksPerHost),
+                        "--nnodes", Integer.toString(hosts), "--node-rank", Integer.toString(h), "--master-addr",
+                        address(0), "--master-port", Integer.toString(port), "--", java, "-Xmx" + maxHeap, "-cp", cp,
+                        "io.jccl.cli.Main"));
+                cmd.addAll(args);
+                ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+                pb.environment().put(JobSecret.ENV, secret.toHex());
+                Process p = pb.start();
+                launchers.add(p);
+                int host = h;
+                Thread pump = new Thread(() -> {
+                    try (java.io.BufferedReader r = p.inputReader(StandardCharsets.UTF_8)) {
+                        String line;
+                        while ((line = r.readLine()) != null) {
+                            synchronized (out) {
+                                out.println("[host " + host + "] " + line);
+                            }
+                        }
+                    } catch (IOException ignored) {
+                        // the launcher is gone
+                    }
+                }, "jccl-bed-out-" + h);
+                pump.start();
+                pumps.add(pump);
+            }
+            int status = 0;
+            List<Process> running = new ArrayList<>(launchers);
+            while (!running.isEmpty()) {
+                for (int i = 0; i < running.size(); i++) {
+                    Process p = running.get(i);
+                    if (!p.isAlive()) {
+                        running.remove(i--);
+                        if (p.exitValue() != 0 && status == 0) {
+                            status = p.exitValue();
+                            running.forEach(Process::destroy);
+                        }
+                    }
+                }
+                Thread.sleep(20);
+            }
+            for (Thread t : pumps) {
+                t.join(5_000);
+            }
+            return status;
+        } finally {
+            for (Process p : launchers) {
+                if (p.isAlive()) {
+                    p.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    private void run(List<String> cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IllegalStateException("the multi-host test bed did not come up (" + String.join(" ", cmd)
+                    + "): " + out.trim());
+        }
+    }
+
+    /** Takes every host of the bed down, with every process left on it. */
+    @Override
+    public void close() throws IOException {
+        try {
+            run(List.of("bash", script.toString(), "down"));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while taking the test bed down", e);
+        } finally {
+            Files.deleteIfExists(script);
+        }
+    }
+}

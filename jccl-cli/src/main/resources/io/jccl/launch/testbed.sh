@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# A multi-host test bed on one machine (needs root): H simulated hosts, each with its own network namespace
+# (address 10.213.7.<i+1>/24 on eth0, joined by veth pairs on a bridge that lives in a namespace of its own), its
+# own UTS namespace (host name bed-h<i>), its own mount namespace with a private /dev/shm and its own /etc/hosts,
+# and an optional egress rate limit (tc tbf). No address is routed outside the bed's namespaces.
+#
+#   scripts/testbed.sh up H [--rate 1gbit] [--resolvable]   build the bed (host names do not resolve by default,
+#                                                            as in many containers; --resolvable lists them all)
+#   scripts/testbed.sh exec I CMD [ARGS...]                  run CMD on host I (in all of its namespaces)
+#   scripts/testbed.sh addr I                                print host I's address
+#   scripts/testbed.sh down                                  remove every namespace, process and file of the bed
+#   scripts/testbed.sh status                                list the hosts that are up
+set -euo pipefail
+state="${JCCL_TESTBED_DIR:-/run/jccl-testbed}"
+net=10.213.7
+sw=jcclbed-sw
+
+die() { echo "testbed: $*" >&2; exit 2; }
+need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (network and mount namespaces)"; }
+need_tools() {
+  for t in ip tc unshare nsenter; do
+    command -v "$t" >/dev/null 2>&1 || die "missing '$t': apt-get install -y iproute2 util-linux"
+  done
+}
+addr() { echo "$net.$(( $1 + 1 ))"; }
+
+# the sleep that holds host $1's namespaces: in its network namespace, with a UTS namespace of its own
+anchor_of() {
+  local mine p
+  mine="$(readlink /proc/self/ns/uts)"
+  for p in $(ip netns pids "$1" 2>/dev/null); do
+    if [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ] && [ "$(readlink /proc/"$p"/ns/uts 2>/dev/null)" != "$mine" ]; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 0
+}
+
+down() {
+  if [ -d "$state" ]; then
+    for pidfile in "$state"/h*.pid; do
+      [ -f "$pidfile" ] || continue
+      pid="$(cat "$pidfile")"
+      # every process left on that host, then the host's anchor process
+      for p in $(ip netns pids "jcclbed-$(basename "$pidfile" .pid)" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+      kill -9 "$pid" 2>/dev/null || true
+    done
+  fi
+  for ns in $(ip netns list 2>/dev/null | awk '/^jcclbed-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
+  rm -rf "$state"
+}
+
+up() {
+  local hosts="$1"; shift
+  local rate="" resolvable=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --rate) rate="$2"; shift 2 ;;
+      --resolvable) resolvable=1; shift ;;
+      *) die "unknown option $1" ;;
+    esac
+  done
+  [ "$hosts" -ge 1 ] && [ "$hosts" -le 16 ] || die "between 1 and 16 hosts, got $hosts"
+  down
+  mkdir -p "$state"
+  ip netns add "$sw"
+  ip -n "$sw" link add br0 type bridge
+  ip -n "$sw" link set br0 up
+  ip -n "$sw" link set lo up
+  for i in $(seq 0 $(( hosts - 1 ))); do
+    local ns="jcclbed-h$i"
+    ip netns add "$ns"
+    ip link add "bedh$i" type veth peer name "bedp$i"
+    ip link set "bedh$i" netns "$ns"
+    ip link set "bedp$i" netns "$sw"
+    ip -n "$sw" link set "bedp$i" master br0 up
+    ip -n "$ns" link set "bedh$i" name eth0
+    ip -n "$ns" addr add "$(addr "$i")/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    if [ -n "$rate" ]; then
+      ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 100ms
+    fi
+    {
+      echo "127.0.0.1 localhost"
+      echo "::1 localhost"
+      if [ "$resolvable" -eq 1 ]; then
+        for j in $(seq 0 $(( hosts - 1 ))); do echo "$(addr "$j") bed-h$j"; done
+      fi
+    } > "$state/h$i.hosts"
+    # the host's anchor: holds its UTS and mount namespaces (private /dev/shm, its /etc/hosts) for every exec
+    ip netns exec "$ns" unshare --uts --mount --propagation private sh -c '
+      hostname "bed-h'"$i"'"
+      mount -t tmpfs -o size=2g tmpfs /dev/shm
+      mount --bind "'"$state/h$i.hosts"'" /etc/hosts
+      exec sleep infinity' </dev/null >/dev/null 2>&1 &
+    local anchor=$!
+    # the anchor is unshare's child once it has exec'd sleep: find the sleep inside the namespace
+    local pid=""
+    for _ in $(seq 1 100); do
+      pid="$(anchor_of "$ns")"
+      [ -n "$pid" ] && break
+      sleep 0.05
+    done
+    [ -n "$pid" ] || die "host $i did not come up (anchor $anchor)"
+    echo "$pid" > "$state/h$i.pid"
+  done
+  echo "$hosts" > "$state/hosts"
+  echo "testbed: $hosts hosts up (${rate:-no rate limit}, host names $([ "$resolvable" -eq 1 ] && echo resolvable || echo unresolvable)): $(for i in $(seq 0 $(( hosts - 1 ))); do printf 'bed-h%s=%s ' "$i" "$(addr "$i")"; done)"
+}
+
+run_on() {
+  local i="$1"; shift
+  [ -f "$state/h$i.pid" ] || die "host $i is not up (scripts/testbed.sh up H first)"
+  exec nsenter -t "$(cat "$state/h$i.pid")" --net --uts --mount -- "$@"
+}
+
+cmd="${1:-}"; shift || true
+case "$cmd" in
+  up) need_root; need_tools; up "$@" ;;
+  down) need_root; down ;;
+  exec) need_root; run_on "$@" ;;
+  addr) addr "$1" ;;
+  status) [ -f "$state/hosts" ] && echo "$(cat "$state/hosts") hosts up" || echo "down" ;;
+  *) sed -n '2,13p' "$0"; exit 2 ;;
+esac
