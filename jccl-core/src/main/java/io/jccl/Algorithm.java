@@ -39,8 +39,9 @@ public enum Algorithm {
     ORDERED(9),
     /**
      * Across hosts: a phase within each host (shared memory), one between hosts in which every local rank carries
-     * its share at once (TCP), then one within each host again (allreduce). Needs a transport that knows which
-     * ranks share a host ({@code shm+tcp}).
+     * its share at once (TCP), then one within each host again (allreduce); a tree whose first levels go from host
+     * to host, one rank of each (broadcast); between hosts first, then within (allgather). Needs a transport that knows which ranks share a host
+     * ({@code shm+tcp}).
      */
     HIERARCHICAL(10);
 
@@ -67,13 +68,13 @@ public enum Algorithm {
             case ALL_REDUCE:
                 return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY, ORDERED, HIERARCHICAL);
             case ALL_GATHER:
-                return EnumSet.of(RING, BRUCK, SHARED_MEMORY);
+                return EnumSet.of(RING, BRUCK, SHARED_MEMORY, HIERARCHICAL);
             case REDUCE_SCATTER:
                 return EnumSet.of(RING, SHARED_MEMORY, ORDERED);
             case REDUCE:
                 return EnumSet.of(RING, ORDERED);
             case BROADCAST:
-                return EnumSet.of(TREE, SHARED_MEMORY);
+                return EnumSet.of(TREE, SHARED_MEMORY, HIERARCHICAL);
             case GATHER:
             case SCATTER:
             case SEND:

@@ -43,11 +43,28 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
 
     public static void broadcast(CollectiveCall call, Buf data, int root) {
         int p = call.size();
+        int[] order = new int[p];
+        for (int v = 0; v < p; v++) {
+            order[v] = (v + root) % p;
+        }
+        broadcast(call, data, order);
+    }
+
+    /**
+     * The tree over the ranks in {@code order}: virtual rank v is rank {@code order[v]}, the root is
+     * {@code order[0]}. Which ranks are a parent's children is all the order changes (the hierarchical broadcast
+     * puts the hosts in the low bits of v, so the tree's first levels cross hosts once each).
+     */
+    static void broadcast(CollectiveCall call, Buf data, int[] order) {
+        int p = call.size();
         if (p == 1) {
             return;
         }
         int step = SignatureCheck.agree(call, 0);
-        int v = (call.rank() - root + p) % p;
+        int v = 0;
+        while (order[v] != call.rank()) {
+            v++;
+        }
         int seg = Math.max(1, RingAllReduce.SEGMENT_BYTES / data.dtype().sizeBytes());
         int segments = Math.max(1, (data.count() + seg - 1) / seg);
         CollectiveCall.Receive[] fromParent = new CollectiveCall.Receive[segments];
@@ -56,7 +73,7 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
             int parentBit = Integer.highestOneBit(v);
             call.step(step + Integer.numberOfTrailingZeros(parentBit), "tree receive");
             for (int j = 0; j < segments; j++) {
-                fromParent[j] = call.postRecv((v - parentBit + root) % p, segment(data, j, seg), null);
+                fromParent[j] = call.postRecv(order[v - parentBit], segment(data, j, seg), null);
             }
             firstChild = parentBit << 1;
         }
@@ -68,7 +85,7 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
             for (int mask = firstChild; mask < p; mask <<= 1) {
                 if (v + mask < p) {
                     call.step(step + Integer.numberOfTrailingZeros(mask), "tree send");
-                    call.send((v + mask + root) % p, segment(data, j, seg));
+                    call.send(order[v + mask], segment(data, j, seg));
                 }
             }
         }

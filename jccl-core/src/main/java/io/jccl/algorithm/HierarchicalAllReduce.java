@@ -32,6 +32,11 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
 
     @Override
     public String unsupported(Topology topology) {
+        return unsupportedHere(topology);
+    }
+
+    /** Why a hierarchical algorithm cannot run on {@code topology}, or null. */
+    static String unsupportedHere(Topology topology) {
         if (!topology.multiHost()) {
             return "algorithm HIERARCHICAL needs ranks on several hosts, several on some host, in a layout the "
                     + "transport knows (the " + topology.transport() + " transport of " + topology.world()
@@ -68,10 +73,7 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
         int[] local = ranksOn(hostOf, hostOf[r]);
         int l = local.length;
         int i = indexOf(local, r);
-        int hosts = 0;
-        for (int x : hostOf) {
-            hosts = Math.max(hosts, x + 1);
-        }
+        int hosts = hosts(hostOf);
         int[] rail = new int[hosts];
         for (int h = 0; h < hosts; h++) {
             rail[h] = ranksOn(hostOf, h)[i];
@@ -90,6 +92,15 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
             CollectiveCall again = call.subgroup(local, 2 * (l - 1) + 2 * (hosts - 1));
             RingAllReduce.allGatherPhase(again, data, slices, 0);
         }
+    }
+
+    /** The number of hosts of the layout. */
+    static int hosts(int[] hostOf) {
+        int hosts = 0;
+        for (int x : hostOf) {
+            hosts = Math.max(hosts, x + 1);
+        }
+        return hosts;
     }
 
     /** The ranks on host {@code h}, in increasing order. */

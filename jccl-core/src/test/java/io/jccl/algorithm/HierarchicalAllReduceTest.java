@@ -160,6 +160,64 @@ class HierarchicalAllReduceTest {
         }
     }
 
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1,2,2,3,3"})
+    void broadcastsFromEveryRoot(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        int p = hostOf.length;
+        for (int n : new int[] {1, 5000, 600_000}) { // 600,000 floats: several segments through the tree
+            for (int root = 0; root < p; root++) {
+                int rt = root;
+                List<float[]> got = run(hostOf, c -> {
+                    float[] x = new float[n];
+                    Arrays.fill(x, c.rank() == rt ? 0 : -1);
+                    if (c.rank() == rt) {
+                        for (int i = 0; i < n; i++) {
+                            x[i] = rt * 1_000_000 + i;
+                        }
+                    }
+                    c.broadcast(Tensor.of(x), rt, HIER);
+                    return x;
+                });
+                for (int r = 0; r < p; r++) {
+                    for (int i = 0; i < n; i += Math.max(1, n / 1000)) {
+                        assertEquals(rt * 1_000_000 + i, got.get(r)[i], 0f, "root " + rt + ", rank " + r + ", " + i);
+                    }
+                    assertEquals(rt * 1_000_000 + n - 1, got.get(r)[n - 1], 0f);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1"})
+    void gathersEveryBlockInRankOrder(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        int p = hostOf.length;
+        for (int c : new int[] {1, 7, 300_000}) {
+            List<float[]> got = run(hostOf, comm -> {
+                float[] in = new float[c];
+                for (int i = 0; i < c; i++) {
+                    in[i] = comm.rank() * 1_000_000 + i;
+                }
+                float[] out = new float[c * p];
+                comm.allGather(Tensor.of(in), Tensor.of(out), HIER);
+                float[] inPlace = new float[c * p];
+                System.arraycopy(in, 0, inPlace, comm.rank() * c, c);
+                comm.allGather(Tensor.of(inPlace, comm.rank() * c, c), Tensor.of(inPlace), HIER);
+                assertArrayEquals(out, inPlace, "in place");
+                return out;
+            });
+            for (int r = 0; r < p; r++) {
+                for (int q = 0; q < p; q++) {
+                    for (int i = 0; i < c; i += Math.max(1, c / 100)) {
+                        assertEquals(q * 1_000_000 + i, got.get(r)[q * c + i], 0f, "rank " + r + ", block " + q);
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void averagesAndTheOtherOperations() throws Exception {
         int[] hostOf = {0, 0, 1, 1, 2, 2};
@@ -188,6 +246,10 @@ class HierarchicalAllReduceTest {
                 new Topology(4, "shm+tcp", false, false, 0, twoByTwo, null));
         for (long bytes : new long[] {4, 1 << 10, 64 << 10, 1 << 20, 64 << 20}) {
             assertEquals(Algorithm.HIERARCHICAL, across.choose(OpType.ALL_REDUCE, bytes), bytes + " bytes");
+        }
+        for (long bytes : new long[] {4, 64 << 20}) {
+            assertEquals(Algorithm.HIERARCHICAL, across.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
+            assertEquals(Algorithm.HIERARCHICAL, across.choose(OpType.ALL_GATHER, bytes), "allgather " + bytes);
         }
         assertTrue(across.predictMicros(OpType.ALL_REDUCE, Algorithm.HALVING_DOUBLING, 64 << 20)
                 > across.predictMicros(OpType.ALL_REDUCE, Algorithm.RING, 64 << 20),

@@ -1,0 +1,60 @@
+package io.jccl.algorithm;
+
+import io.jccl.Algorithm;
+import io.jccl.OpType;
+import io.jccl.step.CollectiveCall;
+
+/**
+ * Broadcast across hosts: the binomial tree of {@link BinomialTreeBroadcast} (segmented and pipelined) over the
+ * ranks ordered with the host in the low digits, v = l H + h for the l-th rank of the h-th host (both counted from
+ * the root's), so the tree's first ceil(log2 H) levels go from host to host, one rank of each, and the rest stay
+ * within hosts (over shared memory). A flat tree over consecutive ranks sends the buffer over the root host's link
+ * once per child on another host (twice at 2 x 2); this sends it once per level across hosts (once at 2 hosts).
+ */
+public final class HierarchicalBroadcast implements CollectiveAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.BROADCAST;
+    }
+
+    @Override
+    public Algorithm algorithm() {
+        return Algorithm.HIERARCHICAL;
+    }
+
+    @Override
+    public String unsupported(Topology topology) {
+        return HierarchicalAllReduce.unsupportedHere(topology);
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        int[] hostOf = call.hostOf();
+        int root = operands.root();
+        int hosts = HierarchicalAllReduce.hosts(hostOf);
+        int rootHost = hostOf[root];
+        int[] rootHostRanks = HierarchicalAllReduce.ranksOn(hostOf, rootHost);
+        int rootLocal = java.util.Arrays.binarySearch(rootHostRanks, root);
+        int l = rootHostRanks.length;
+        int[] order = new int[call.size()];
+        for (int h = 0; h < hosts; h++) {
+            int[] on = HierarchicalAllReduce.ranksOn(hostOf, (rootHost + h) % hosts);
+            for (int k = 0; k < l; k++) {
+                order[k * hosts + h] = on[(rootLocal + k) % l];
+            }
+        }
+        BinomialTreeBroadcast.broadcast(call, operands.data(), order);
+    }
+
+    /**
+     * The signature check, then ceil(log2 H) levels across hosts, each carrying T over a host's link, and
+     * ceil(log2 L) levels within hosts at the intra-host cost.
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        double across = LinkCost.log2Ceil(topology.hosts());
+        double within = LinkCost.log2Ceil(Math.max(1, topology.ranksPerHost()));
+        double t = bytes;
+        return messages.micros(across, t * across) + topology.intraHost(messages).micros(within, t * within);
+    }
+}
