@@ -61,7 +61,7 @@ class MultiHostTest {
                 assertEquals(0, job.await(r, 60), job.dump());
                 String result = job.line(r, "RESULT", 1);
                 assertNotNull(result, job.dump());
-                assertTrue(result.startsWith("RESULT PeerAbortedException origin=2 "), result);
+                assertTrue(result.startsWith("RESULT PeerAbortedException origin=2 "), result + "\n" + job.dump());
                 long detectMs = Long.parseLong(job.line(r, "DETECTED", 1).substring(9)) - killedAt;
                 System.out.println("kill -9 across hosts: rank " + r + " (host " + r / 2 + ") named rank 2 after "
                         + detectMs + " ms");

@@ -54,8 +54,10 @@ public final class CollectiveCall {
     private final int stepBase;
     /** The call whose traffic this one counts (this one, or the call a subgroup was made from). */
     private final CollectiveCall tally;
-    /** The tally's rank of each of this call's ranks; null when they are the same. */
-    private final int[] tallyRank;
+    /** The transport's rank of each of this call's ranks (a {@link #subgroup}'s); null: the transport's own. */
+    private final int[] members;
+    /** This rank among {@link #members}. */
+    private final int me;
 
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters) {
@@ -74,11 +76,12 @@ public final class CollectiveCall {
         this.outstanding = new java.util.ArrayList<>(2);
         this.stepBase = 0;
         this.tally = this;
-        this.tallyRank = null;
+        this.members = null;
+        this.me = -1;
     }
 
-    private CollectiveCall(CollectiveCall parent, Transport sub, int[] members, int stepBase) {
-        this.transport = sub;
+    private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase) {
+        this.transport = parent.transport;
         this.stream = parent.stream;
         this.signature = parent.signature;
         this.timeout = parent.timeout;
@@ -90,16 +93,18 @@ public final class CollectiveCall {
         this.tally = parent.tally;
         int[] ranks = new int[members.length];
         for (int i = 0; i < members.length; i++) {
-            ranks[i] = parent.tallyRank == null ? members[i] : parent.tallyRank[members[i]];
+            ranks[i] = parent.w(members[i]);
         }
-        this.tallyRank = ranks;
+        this.members = ranks;
+        this.me = me;
     }
 
     /**
      * This call as seen by a group of its ranks ({@code members}, in the group's rank order; this rank among them):
      * the group's ranks are 0..k-1, its frames carry this call's signature and steps {@code stepBase} and up, and
-     * share its deadline, pool, counters and outstanding receives. Hierarchical algorithms run their phases on
-     * such groups (the ranks of one host; one rank of every host).
+     * share its deadline, pool, counters and outstanding receives. Errors name the transport's ranks (a
+     * subgroup's numbers are the algorithm's business). Hierarchical algorithms run their phases on such groups
+     * (the ranks of one host; one rank of every host). A subgroup has no shared arena.
      */
     public CollectiveCall subgroup(int[] members, int stepBase) {
         int me = -1;
@@ -111,24 +116,38 @@ public final class CollectiveCall {
         if (me < 0) {
             throw new IllegalArgumentException("rank " + rank() + " is not in the group " + java.util.Arrays.toString(members));
         }
-        return new CollectiveCall(this, new io.jccl.transport.SubTransport(transport, members, me), members, stepBase);
+        return new CollectiveCall(this, members, me, stepBase);
     }
 
-    /** Which host each rank is on ({@link Transport#hostOf}), or null when the transport does not know. */
+    /** Which host each of this call's ranks is on ({@link Transport#hostOf}), or null when the transport does not know. */
     public int[] hostOf() {
-        return transport.hostOf();
+        int[] all = transport.hostOf();
+        if (all == null || members == null) {
+            return all;
+        }
+        int[] hosts = new int[members.length];
+        for (int i = 0; i < members.length; i++) {
+            hosts[i] = all[members[i]];
+        }
+        return hosts;
     }
 
-    private int tallyPeer(int peer) {
-        return tallyRank == null ? peer : tallyRank[peer];
+    /** The transport's rank of this call's rank {@code peer}. */
+    private int w(int peer) {
+        return members == null ? peer : members[peer];
     }
 
-    public int rank() {
+    /** This rank as the transport numbers it: what errors and frame headers carry. */
+    private int self() {
         return transport.rank();
     }
 
+    public int rank() {
+        return members == null ? transport.rank() : me;
+    }
+
     public int size() {
-        return transport.size();
+        return members == null ? transport.size() : members.length;
     }
 
     public Signature signature() {
@@ -164,17 +183,17 @@ public final class CollectiveCall {
 
     /** Sends {@code data} to {@code peer}. */
     public void send(int peer, Buf data) {
-        FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, rank(), step, data.count(), stream);
+        FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, self(), step, data.count(), stream);
         try {
-            transport.send(peer, h, data.dtype(), data.array(), data.offset());
+            transport.send(w(peer), h, data.dtype(), data.array(), data.offset());
         } catch (io.jccl.transport.PeerLostException e) {
-            throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
+            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
         }
         counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
         counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
         tally.messagesSent++;
         tally.bytesSent += data.byteSize();
-        tally.peersSent.set(tallyPeer(peer));
+        tally.peersSent.set(w(peer));
     }
 
     /** Receives {@code dst.count()} elements from {@code peer} into {@code dst}. */
@@ -207,7 +226,7 @@ public final class CollectiveCall {
     public Receive postRecv(int peer, Buf dst, ReduceOp op) {
         Receive r = new Receive(peer, step, phase, dst, op);
         outstanding.add(r);
-        transport.post(peer, stream, r);
+        transport.post(w(peer), stream, r);
         return r;
     }
 
@@ -281,12 +300,12 @@ public final class CollectiveCall {
     private void check(Receive r, Frame f) {
         FrameHeader h = f.header();
         if (h.isAbort()) {
-            throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), h.source(),
+            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), h.source(),
                     new String((byte[]) f.payload(), StandardCharsets.UTF_8));
         }
         String[] d = difference(h, r.expectedStep, r.expectedPhase, r.destination().count());
         if (d != null) {
-            throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), r.peer, d[0], d[1],
+            throw new CollectiveMismatchException(self(), signature.op(), signature.sequence(), w(r.peer), d[0], d[1],
                     d[2]);
         }
         long bytes = (long) h.payloadCount() * signature.dtype().sizeBytes();
@@ -294,7 +313,7 @@ public final class CollectiveCall {
         counters.add(signature.op(), Counter.BYTES_RECEIVED, bytes);
         tally.messagesReceived++;
         tally.bytesReceived += bytes;
-        tally.peersReceived.set(tallyPeer(r.peer));
+        tally.peersReceived.set(w(r.peer));
     }
 
     /**
@@ -309,31 +328,31 @@ public final class CollectiveCall {
         try {
             while (true) {
                 long now = System.nanoTime();
-                Frame f = transport.receive(peer, stream, Math.min(deadlineNanos, now + sliceNanos), r);
+                Frame f = transport.receive(w(peer), stream, Math.min(deadlineNanos, now + sliceNanos), r);
                 if (f != null) {
                     return f;
                 }
                 if (System.nanoTime() - deadlineNanos >= 0) {
-                    throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), peer,
+                    throw new CollectiveTimeoutException(self(), signature.op(), signature.sequence(), w(peer),
                             r.expectedStep, describeStep(r.expectedStep, r.expectedPhase), timeout);
                 }
                 if (Streams.isCollective(stream)) {
-                    checkOtherPeers(peer);
+                    checkOtherPeers(w(peer));
                 }
                 sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new io.jccl.JcclException(rank(), signature.op(), signature.sequence(), "rank " + rank() + ": "
+            throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self() + ": "
                     + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
-                    + peer + " at " + describeStep(r.expectedStep, r.expectedPhase), e);
+                    + w(peer) + " at " + describeStep(r.expectedStep, r.expectedPhase), e);
         }
     }
 
     private void checkOtherPeers(int awaited) {
         io.jccl.transport.SharedArena a = transport.arena();
-        for (int p = 0; p < size(); p++) {
-            if (p == awaited || p == rank()) {
+        for (int p = 0; p < transport.size(); p++) { // every rank of the transport: all are in this call
+            if (p == awaited || p == self()) {
                 continue;
             }
             // a peer waiting in a shared-memory call with this sequence number (read consistently: a peer may be
@@ -342,7 +361,7 @@ public final class CollectiveCall {
             String[] differs = published == null || published.sequence() != signature.sequence() ? null
                     : signature.firstDifference(published);
             if (differs != null) {
-                throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, differs[0],
+                throw new CollectiveMismatchException(self(), signature.op(), signature.sequence(), p, differs[0],
                         differs[1], differs[2]);
             }
             FrameHeader h = transport.peekHeader(p, stream);
@@ -351,7 +370,7 @@ public final class CollectiveCall {
             }
             String[] d = signature.firstDifference(h);
             if (d != null) {
-                throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, d[0], d[1],
+                throw new CollectiveMismatchException(self(), signature.op(), signature.sequence(), p, d[0], d[1],
                         d[2]);
             }
         }
@@ -361,7 +380,7 @@ public final class CollectiveCall {
 
     /** The transport's shared arena, or null when it has none. */
     public io.jccl.transport.SharedArena arena() {
-        return transport.arena();
+        return members == null ? transport.arena() : null;
     }
 
     /**

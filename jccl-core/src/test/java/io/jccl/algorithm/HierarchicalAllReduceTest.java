@@ -263,6 +263,37 @@ class HierarchicalAllReduceTest {
         }
     }
 
+    /**
+     * A rank whose call differs, caught inside a phase that runs on a group of the call (one host's ranks, one rank
+     * per host): every error names the ranks as the communicator numbers them, never as the group does.
+     */
+    @Test
+    void errorsInsideAPhaseNameTheCommunicatorsRanks() throws Exception {
+        int[] hostOf = {0, 0, 1, 1};
+        List<io.jccl.JcclException> errors = run(hostOf, c -> {
+            float[] x = new float[c.rank() == 3 ? 5 : 4];
+            try {
+                c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
+                return null;
+            } catch (io.jccl.JcclException e) {
+                return e;
+            }
+        });
+        for (int r = 0; r < 4; r++) {
+            io.jccl.JcclException e = errors.get(r);
+            assertTrue(e != null, "rank " + r + " did not fail");
+            assertEquals(r, e.rank(), e.getMessage());
+            assertTrue(e.getMessage().startsWith("rank " + r + ":"), e.getMessage());
+            if (r == 3) { // the odd rank names a peer whose count differs from its own
+                assertTrue(e.getMessage().contains("count"), e.getMessage());
+            } else if (e instanceof io.jccl.CollectiveMismatchException) {
+                assertEquals(3, ((io.jccl.CollectiveMismatchException) e).peer(), e.getMessage());
+            } else {
+                assertTrue(e.getMessage().contains("rank 3"), e.getMessage());
+            }
+        }
+    }
+
     @Test
     void anExplicitChoiceOnOneHostIsRefusedWithTheReason() throws Exception {
         List<String> errors = run(new int[] {0, 0, 0}, c -> {
