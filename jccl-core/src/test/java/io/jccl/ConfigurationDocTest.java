@@ -66,6 +66,7 @@ class ConfigurationDocTest {
         try (Stream<Path> s = Files.list(REPO.resolve("scripts"))) {
             s.filter(p -> p.toString().endsWith(".sh")).forEach(scripts::add);
         }
+        scripts.add(REPO.resolve("jccl-cli/src/main/resources/io/jccl/launch/testbed.sh")); // the bed, in the jar
         for (Path f : scripts) {
             if (!Files.exists(f)) {
                 continue;

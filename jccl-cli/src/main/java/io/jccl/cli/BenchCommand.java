@@ -137,11 +137,10 @@ public final class BenchCommand implements Callable<Integer> {
             }
             ranks = hosts * ranksPerHost;
             transport = "auto";
-            bed = io.jccl.launch.Bed.up(hosts, ranksPerHost, link);
-            try {
+            try (io.jccl.launch.Bed up = io.jccl.launch.Bed.up(hosts, ranksPerHost, link)) {
+                bed = up;
                 return measureAll();
             } finally {
-                bed.close();
                 bed = null;
             }
         }
@@ -339,17 +338,28 @@ public final class BenchCommand implements Callable<Integer> {
                 env.put("GLOO_SOCKET_IFNAME", "eth0");
                 procs.add(pb.start());
             }
-            for (Process p : procs) {
-                if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
-                    StringBuilder sb = new StringBuilder();
-                    for (Path l : logs) {
-                        sb.append(String.join("\n", Files.readAllLines(l))).append('\n');
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+            List<Process> running = new ArrayList<>(procs);
+            while (!running.isEmpty()) { // any host's failure ends the run at once
+                for (int i = 0; i < running.size(); i++) {
+                    Process p = running.get(i);
+                    if (!p.isAlive() && p.exitValue() == 0) {
+                        running.remove(i--);
+                    } else if (!p.isAlive() || System.nanoTime() - deadline > 0) {
+                        StringBuilder sb = new StringBuilder();
+                        for (Path l : logs) {
+                            sb.append(String.join("\n", Files.readAllLines(l))).append('\n');
+                        }
+                        throw new IllegalStateException("gloo bench on the bed failed: " + sb);
                     }
-                    throw new IllegalStateException("gloo bench on the bed failed: " + sb);
                 }
+                Thread.sleep(20);
             }
         } finally {
-            procs.forEach(Process::destroyForcibly);
+            for (Process p : procs) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
         }
     }
 

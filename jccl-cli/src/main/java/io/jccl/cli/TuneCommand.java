@@ -55,6 +55,9 @@ public final class TuneCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (link != null && hosts < 2) {
+            throw new IllegalArgumentException("--link limits the links of the test bed: give --hosts 2 or more");
+        }
         if (hosts > 1) {
             transport = "tcp";
             ranks = hosts;

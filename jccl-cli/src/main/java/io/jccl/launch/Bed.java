@@ -54,7 +54,16 @@ public final class Bed implements AutoCloseable {
         if (link != null) {
             cmd.addAll(List.of("--rate", link));
         }
-        bed.run(cmd);
+        try {
+            bed.run(cmd);
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            try {
+                bed.close(); // whatever came up goes down
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
         return bed;
     }
 
@@ -167,11 +176,19 @@ public final class Bed implements AutoCloseable {
     }
 
     private void run(List<String> cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IllegalStateException("the multi-host test bed did not come up (" + String.join(" ", cmd)
-                    + "): " + out.trim());
+        Path out = Files.createTempFile("jccl-testbed-", ".log");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            boolean done = p.waitFor(60, TimeUnit.SECONDS);
+            if (!done) {
+                p.destroyForcibly();
+            }
+            if (!done || p.exitValue() != 0) {
+                throw new IllegalStateException("the multi-host test bed script failed (" + String.join(" ", cmd)
+                        + (done ? "" : ", stopped after 60 s") + "): " + Files.readString(out).trim());
+            }
+        } finally {
+            Files.deleteIfExists(out);
         }
     }
 

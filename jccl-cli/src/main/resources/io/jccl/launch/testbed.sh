@@ -38,15 +38,10 @@ anchor_of() {
 }
 
 down() {
-  if [ -d "$state" ]; then
-    for pidfile in "$state"/h*.pid; do
-      [ -f "$pidfile" ] || continue
-      pid="$(cat "$pidfile")"
-      # every process left on that host, then the host's anchor process
-      for p in $(ip netns pids "jcclbed-$(basename "$pidfile" .pid)" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
-      kill -9 "$pid" 2>/dev/null || true
-    done
-  fi
+  # every process left in a namespace of the bed (the hosts' anchors too, pidfile or not), then the namespaces
+  for ns in $(ip netns list 2>/dev/null | awk '/^jcclbed-/ {print $1}'); do
+    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+  done
   for ns in $(ip netns list 2>/dev/null | awk '/^jcclbed-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
   rm -rf "$state"
 }

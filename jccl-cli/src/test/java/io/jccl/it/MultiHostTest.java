@@ -47,6 +47,23 @@ class MultiHostTest {
     }
 
     /**
+     * With host names that resolve (every host lists every other in /etc/hosts) every pair used to talk TCP, the
+     * two ranks of one host included: now the co-location proof, not the names, decides, and they share memory.
+     */
+    @Test
+    void shouldShareMemoryWithinAHostWhoseNamesResolve() throws Exception {
+        try (TestBed bed = TestBed.up(2, "--resolvable");
+             ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("ok", "-1", "60000"),
+                     bed.env(2, Map.of()))) {
+            for (int r = 0; r < 4; r++) {
+                assertEquals(0, job.await(r, 120), job.dump());
+                assertEquals("RESULT ok", job.line(r, "RESULT", 1), job.dump());
+                assertEquals("TRANSPORT shm+tcp", job.line(r, "TRANSPORT", 1), job.dump());
+            }
+        }
+    }
+
+    /**
      * A rank on host 1 killed with SIGKILL: every rank of every host names it, within 5 s (its neighbour on host 1
      * over shared memory, the ranks of host 0 over TCP).
      */

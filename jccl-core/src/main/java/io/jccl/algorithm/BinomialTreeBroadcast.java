@@ -73,7 +73,7 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
             int parentBit = Integer.highestOneBit(v);
             call.step(step + Integer.numberOfTrailingZeros(parentBit), "tree receive");
             for (int j = 0; j < segments; j++) {
-                fromParent[j] = call.postRecv(order[v - parentBit], segment(data, j, seg), null);
+                fromParent[j] = call.postRecv(order[v - parentBit], RingAllReduce.segment(data, j, seg), null);
             }
             firstChild = parentBit << 1;
         }
@@ -85,14 +85,9 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
             for (int mask = firstChild; mask < p; mask <<= 1) {
                 if (v + mask < p) {
                     call.step(step + Integer.numberOfTrailingZeros(mask), "tree send");
-                    call.send(order[v + mask], segment(data, j, seg));
+                    call.send(order[v + mask], RingAllReduce.segment(data, j, seg));
                 }
             }
         }
-    }
-
-    private static Buf segment(Buf b, int j, int seg) {
-        int from = j * seg;
-        return b.slice(from, Math.min(seg, b.count() - from));
     }
 }

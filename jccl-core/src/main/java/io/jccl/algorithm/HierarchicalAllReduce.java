@@ -79,19 +79,11 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
             rail[h] = ranksOn(hostOf, h)[i];
         }
         int[] slices = evenBounds(data.count(), l);
-        CollectiveCall host = call.subgroup(local, 0);
-        if (l > 1) {
-            RingAllReduce.reduceScatterPhase(host, data, op, slices);
-        }
+        // unsupportedHere guarantees several hosts of L >= 2 ranks each
+        RingAllReduce.reduceScatterPhase(call.subgroup(local, 0), data, op, slices);
         Buf mine = data.slice(slices[i], slices[i + 1] - slices[i]);
-        if (hosts > 1) {
-            CollectiveCall across = call.subgroup(rail, 2 * (l - 1));
-            RingAllReduce.allReduce(across, mine, op);
-        }
-        if (l > 1) {
-            CollectiveCall again = call.subgroup(local, 2 * (l - 1) + 2 * (hosts - 1));
-            RingAllReduce.allGatherPhase(again, data, slices, 0);
-        }
+        RingAllReduce.allReduce(call.subgroup(rail, 2 * (l - 1)), mine, op);
+        RingAllReduce.allGatherPhase(call.subgroup(local, 2 * (l - 1) + 2 * (hosts - 1)), data, slices, 0);
     }
 
     /** The number of hosts of the layout. */

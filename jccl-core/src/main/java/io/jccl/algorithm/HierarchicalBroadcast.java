@@ -24,7 +24,11 @@ public final class HierarchicalBroadcast implements CollectiveAlgorithm {
 
     @Override
     public String unsupported(Topology topology) {
-        return HierarchicalAllReduce.unsupportedHere(topology);
+        String why = HierarchicalAllReduce.unsupportedHere(topology);
+        if (why == null && !LinkCost.isPow2(topology.hosts())) { // then the tree's first levels span the hosts
+            return "algorithm HIERARCHICAL broadcast needs a power-of-two number of hosts, not " + topology.hosts();
+        }
+        return why;
     }
 
     @Override

@@ -114,7 +114,7 @@ public final class RingAllReduce implements CollectiveAlgorithm {
         return Math.max(1, (count + seg - 1) / seg);
     }
 
-    private static Buf segment(Buf b, int j, int seg) {
+    static Buf segment(Buf b, int j, int seg) {
         int from = j * seg;
         return b.slice(from, Math.min(seg, b.count() - from));
     }

@@ -235,12 +235,12 @@ public final class CollectiveCall {
         Frame f;
         try {
             f = await(r);
-            outstanding.remove(r);
             check(r, f);
         } catch (RuntimeException e) {
-            cancelOutstanding();
+            cancelOutstanding(); // r too: it may still be posted (an abort from elsewhere ended the wait)
             throw e;
         }
+        outstanding.remove(r);
         if (!f.isPlaced()) {
             Buf dst = r.destination();
             if (dst.count() > 0) {
@@ -261,6 +261,10 @@ public final class CollectiveCall {
     public void cancelOutstanding() {
         for (Receive r : outstanding) {
             r.cancel();
+            Frame f = r.result(); // a whole frame it ended with before: its array goes back to the pool
+            if (f != null && !f.isPlaced() && !f.header().isAbort()) {
+                transport.release(f);
+            }
         }
         outstanding.clear();
     }

@@ -85,10 +85,14 @@ public final class Inbox {
         }
         Lane lane = lanesOf(h.stream())[src];
         synchronized (lane) {
-            PostedReceive p = lane.queue.isEmpty() ? lane.firstWaiting() : null;
-            if (p != null && p.complete(frame)) {
-                lane.posts.poll();
-                return;
+            if (lane.queue.isEmpty()) {
+                PostedReceive p;
+                while ((p = lane.firstWaiting()) != null) {
+                    lane.posts.poll();
+                    if (p.complete(frame)) {
+                        return;
+                    } // cancelled meanwhile: the next one takes it
+                }
             }
             lane.queue.add(frame);
         }

@@ -161,7 +161,7 @@ class HierarchicalAllReduceTest {
     }
 
     @ParameterizedTest(name = "hosts {0}")
-    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1,2,2,3,3"})
+    @ValueSource(strings = {"0,0,1,1", "0,0,0,0,1,1,1,1", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1,2,2,3,3"})
     void broadcastsFromEveryRoot(String layout) throws Exception {
         int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
         int p = hostOf.length;
@@ -257,6 +257,10 @@ class HierarchicalAllReduceTest {
         AlgorithmSelector oneHost = new AlgorithmSelector(CostModel.defaults(),
                 new Topology(4, "shm", false, true, 4 << 20, new int[4], null));
         AlgorithmSelector unknown = new AlgorithmSelector(CostModel.defaults(), new Topology(4, "tcp", false, false, 0));
+        AlgorithmSelector threeHosts = new AlgorithmSelector(gigabit,
+                new Topology(6, "shm+tcp", false, false, 0, new int[] {0, 0, 1, 1, 2, 2}, null));
+        assertNotEquals(Algorithm.HIERARCHICAL, threeHosts.choose(OpType.BROADCAST, 64 << 20),
+                "the host-first tree crosses hosts more than once per level unless the hosts are a power of two");
         for (long bytes : new long[] {4, 64 << 20}) {
             assertNotEquals(Algorithm.HIERARCHICAL, oneHost.choose(OpType.ALL_REDUCE, bytes));
             assertNotEquals(Algorithm.HIERARCHICAL, unknown.choose(OpType.ALL_REDUCE, bytes));

@@ -50,7 +50,7 @@ public final class HybridTransport implements Transport {
         }
         boolean hostsAgree = hostOf.length == size;
         for (int m : members) {
-            hostsAgree &= hostsAgree && hostOf[m] == hostOf[rank];
+            hostsAgree = hostsAgree && hostOf[m] == hostOf[rank];
         }
         if (!hostsAgree || localOf[rank] < 0 || local.rank() != localOf[rank] || remote.rank() != rank
                 || remote.size() != size) {

@@ -155,6 +155,10 @@ final class TcpConnection {
                 lose("connection to rank " + peer + " lost (" + e.getMessage()
                         + "): the process died or was killed, or the network failed");
             }
+        } catch (RuntimeException e) { // a defect: never leave a receive from this peer waiting for its deadline
+            LOG.error("rank {}: the reader of the connection from rank {} failed", rank, peer, e);
+            TcpConnector.closeQuietly(channel);
+            lose("the reader of the connection from rank " + peer + " failed: " + e);
         }
     }
 
