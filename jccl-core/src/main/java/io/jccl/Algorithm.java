@@ -40,7 +40,7 @@ public enum Algorithm {
     /**
      * Across hosts: a phase within each host (shared memory), one between hosts in which every local rank carries
      * its share at once (TCP), then one within each host again (allreduce); a tree whose first levels go from host
-     * to host, one rank of each (broadcast); between hosts first, then within (allgather). Needs a transport that knows which ranks share a host
+     * to host, one rank of each (broadcast); between hosts first, then within (allgather), the reverse (reduce_scatter). Needs a transport that knows which ranks share a host
      * ({@code shm+tcp}).
      */
     HIERARCHICAL(10);
@@ -70,7 +70,7 @@ public enum Algorithm {
             case ALL_GATHER:
                 return EnumSet.of(RING, BRUCK, SHARED_MEMORY, HIERARCHICAL);
             case REDUCE_SCATTER:
-                return EnumSet.of(RING, SHARED_MEMORY, ORDERED);
+                return EnumSet.of(RING, SHARED_MEMORY, HIERARCHICAL, ORDERED);
             case REDUCE:
                 return EnumSet.of(RING, ORDERED);
             case BROADCAST:

@@ -32,6 +32,7 @@ public final class AlgorithmRegistry {
             new HierarchicalAllGather(),
             new RingReduceScatter(),
             new SharedMemoryReduceScatter(),
+            new HierarchicalReduceScatter(),
             new OrderedReduceScatter(),
             new RingReduce(),
             new OrderedReduce(),

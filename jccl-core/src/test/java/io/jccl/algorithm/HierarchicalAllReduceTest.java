@@ -218,6 +218,36 @@ class HierarchicalAllReduceTest {
         }
     }
 
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1"})
+    void reduceScattersExactSumsIntoEveryRanksBlock(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        int p = hostOf.length;
+        for (int c : new int[] {1, 7, 300_000}) {
+            List<float[]> got = run(hostOf, comm -> {
+                float[] in = new float[c * p];
+                for (int k = 0; k < in.length; k++) {
+                    in[k] = (comm.rank() + 1) * 100 + k % 1000;
+                }
+                float[] before = in.clone();
+                float[] out = new float[c];
+                comm.reduceScatter(Tensor.of(in), Tensor.of(out), ReduceOp.SUM, HIER);
+                assertArrayEquals(before, in, "the input is left as it was");
+                float[] inPlace = in.clone();
+                comm.reduceScatter(Tensor.of(inPlace), Tensor.of(inPlace, comm.rank() * c, c), ReduceOp.SUM, HIER);
+                assertArrayEquals(out, Arrays.copyOfRange(inPlace, comm.rank() * c, (comm.rank() + 1) * c), "in place");
+                return out;
+            });
+            for (int r = 0; r < p; r++) {
+                for (int i = 0; i < c; i++) {
+                    int k = r * c + i;
+                    assertEquals(100f * p * (p + 1) / 2 + (float) p * (k % 1000), got.get(r)[i], 0f,
+                            "rank " + r + ", element " + i + " of " + c);
+                }
+            }
+        }
+    }
+
     @Test
     void averagesAndTheOtherOperations() throws Exception {
         int[] hostOf = {0, 0, 1, 1, 2, 2};
@@ -250,6 +280,7 @@ class HierarchicalAllReduceTest {
         for (long bytes : new long[] {4, 64 << 20}) {
             assertEquals(Algorithm.HIERARCHICAL, across.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
             assertEquals(Algorithm.HIERARCHICAL, across.choose(OpType.ALL_GATHER, bytes), "allgather " + bytes);
+            assertEquals(Algorithm.HIERARCHICAL, across.choose(OpType.REDUCE_SCATTER, bytes), "reduce_scatter " + bytes);
         }
         assertTrue(across.predictMicros(OpType.ALL_REDUCE, Algorithm.HALVING_DOUBLING, 64 << 20)
                 > across.predictMicros(OpType.ALL_REDUCE, Algorithm.RING, 64 << 20),
