@@ -102,11 +102,13 @@ public final class HalvingDoublingAllReduce implements CollectiveAlgorithm {
                 int mid = lo[k] + (hi[k] - lo[k]) / 2;
                 call.step(1 + k, "recursive halving");
                 if ((v & d) == 0) {
-                    call.sendRecv(partner, data.slice(mid, hi[k] - mid), partner, data.slice(lo[k], mid - lo[k]), op);
+                    RingAllReduce.exchange(call, partner, data.slice(mid, hi[k] - mid), partner,
+                            data.slice(lo[k], mid - lo[k]), op);
                     lo[k + 1] = lo[k];
                     hi[k + 1] = mid;
                 } else {
-                    call.sendRecv(partner, data.slice(lo[k], mid - lo[k]), partner, data.slice(mid, hi[k] - mid), op);
+                    RingAllReduce.exchange(call, partner, data.slice(lo[k], mid - lo[k]), partner,
+                            data.slice(mid, hi[k] - mid), op);
                     lo[k + 1] = mid;
                     hi[k + 1] = hi[k];
                 }
@@ -117,7 +119,7 @@ public final class HalvingDoublingAllReduce implements CollectiveAlgorithm {
                 int mid = lo[k] + (hi[k] - lo[k]) / 2;
                 call.step(1 + rounds + (rounds - 1 - k), "recursive doubling");
                 Buf other = (v & d) == 0 ? data.slice(mid, hi[k] - mid) : data.slice(lo[k], mid - lo[k]);
-                call.sendRecv(partner, data.slice(lo[k + 1], hi[k + 1] - lo[k + 1]), partner, other, null);
+                RingAllReduce.exchange(call, partner, data.slice(lo[k + 1], hi[k + 1] - lo[k + 1]), partner, other, null);
             }
         }
         call.step(1 + 2 * rounds, "unfold");
