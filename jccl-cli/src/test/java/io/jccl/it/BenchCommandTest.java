@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class BenchCommandTest {
 
-    private static String run(String... args) {
+    /** Runs the jccl command line in this JVM with {@code args}; asserts status 0; returns what it printed. */
+    static String run(String... args) {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         PrintStream old = System.out;
         try {

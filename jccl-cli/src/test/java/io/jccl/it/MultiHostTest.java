@@ -1,14 +1,9 @@
 package io.jccl.it;
 
-import io.jccl.cli.Main;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -120,16 +115,7 @@ class MultiHostTest {
     }
 
     private static String cli(String... args) {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        PrintStream old = System.out;
-        try {
-            System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-            int status = new CommandLine(new Main()).execute(args);
-            assertEquals(0, status, buf.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(old);
-        }
-        return buf.toString(StandardCharsets.UTF_8);
+        return BenchCommandTest.run(args);
     }
 
     /**

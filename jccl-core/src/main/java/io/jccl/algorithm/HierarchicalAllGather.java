@@ -44,55 +44,20 @@ public final class HierarchicalAllGather implements CollectiveAlgorithm {
         int c = input.count();
         int r = call.rank();
         input.copyTo(output, r * c);
-        int[] hostOf = call.hostOf();
-        int hosts = HierarchicalAllReduce.hosts(hostOf);
-        int[] local = HierarchicalAllReduce.ranksOn(hostOf, hostOf[r]);
-        int l = local.length;
-        int i = java.util.Arrays.binarySearch(local, r);
-        int[][] byHost = new int[hosts][];
-        int[] rail = new int[hosts];
+        HostLayout at = HostLayout.of(call);
+        int hosts = at.hosts();
+        int l = at.local.length;
+        int[][] railBlocks = new int[hosts][]; // between hosts: member h of the rail holds the block of rail[h]
         for (int h = 0; h < hosts; h++) {
-            byHost[h] = HierarchicalAllReduce.ranksOn(hostOf, h);
-            rail[h] = byHost[h][i];
+            railBlocks[h] = new int[] {at.rail[h] * c};
         }
-        // between hosts: sub-rank h of the rail holds the block of rail[h]
-        int[][] railBlocks = new int[hosts][];
-        for (int h = 0; h < hosts; h++) {
-            railBlocks[h] = new int[] {rail[h] * c};
-        }
-        ring(call.subgroup(rail, 0), output, railBlocks, c, "across hosts");
-        // within the host: local rank k holds the blocks of local index k of every host
-        int[][] hostBlocks = new int[l][hosts];
+        HostLayout.ringOfGroups(call.subgroup(at.rail, 0), output, railBlocks, c, null, 0, "across hosts");
+        int[][] hostBlocks = new int[l][hosts]; // within the host: local rank k holds local index k of every host
         for (int k = 0; k < l; k++) {
             for (int h = 0; h < hosts; h++) {
-                hostBlocks[k][h] = byHost[h][k] * c;
+                hostBlocks[k][h] = at.byHost[h][k] * c;
             }
         }
-        ring(call.subgroup(local, hosts - 1), output, hostBlocks, c, "within the host");
-    }
-
-    /**
-     * A ring allgather on {@code group}: its rank k starts with the blocks at {@code blocks[k]} (offsets into
-     * {@code data}, {@code c} elements each); at step s it sends the blocks of rank k - s to k + 1 and receives
-     * those of k - s - 1 from k - 1, every receive posted before the sends.
-     */
-    private static void ring(CollectiveCall group, Buf data, int[][] blocks, int c, String phase) {
-        int n = group.size();
-        int k = group.rank();
-        for (int s = 0; s < n - 1; s++) {
-            group.step(s, phase);
-            int[] out = blocks[((k - s) % n + n) % n];
-            int[] in = blocks[((k - s - 1) % n + n) % n];
-            CollectiveCall.Receive[] posted = new CollectiveCall.Receive[in.length];
-            for (int b = 0; b < in.length; b++) {
-                posted[b] = group.postRecv((k - 1 + n) % n, data.slice(in[b], c), null);
-            }
-            for (int at : out) {
-                group.send((k + 1) % n, data.slice(at, c));
-            }
-            for (CollectiveCall.Receive p : posted) {
-                group.complete(p);
-            }
-        }
+        HostLayout.ringOfGroups(call.subgroup(at.local, hosts - 1), output, hostBlocks, c, null, 0, "within the host");
     }
 }

@@ -68,56 +68,15 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
-        int[] hostOf = call.hostOf();
-        int r = call.rank();
-        int[] local = ranksOn(hostOf, hostOf[r]);
-        int l = local.length;
-        int i = indexOf(local, r);
-        int hosts = hosts(hostOf);
-        int[] rail = new int[hosts];
-        for (int h = 0; h < hosts; h++) {
-            rail[h] = ranksOn(hostOf, h)[i];
-        }
+        HostLayout at = HostLayout.of(call);
+        int l = at.local.length;
+        int i = at.index;
         int[] slices = evenBounds(data.count(), l);
         // unsupportedHere guarantees several hosts of L >= 2 ranks each
-        RingAllReduce.reduceScatterPhase(call.subgroup(local, 0), data, op, slices);
+        RingAllReduce.reduceScatterPhase(call.subgroup(at.local, 0), data, op, slices);
         Buf mine = data.slice(slices[i], slices[i + 1] - slices[i]);
-        RingAllReduce.allReduce(call.subgroup(rail, 2 * (l - 1)), mine, op);
-        RingAllReduce.allGatherPhase(call.subgroup(local, 2 * (l - 1) + 2 * (hosts - 1)), data, slices, 0);
-    }
-
-    /** The number of hosts of the layout. */
-    static int hosts(int[] hostOf) {
-        int hosts = 0;
-        for (int x : hostOf) {
-            hosts = Math.max(hosts, x + 1);
-        }
-        return hosts;
-    }
-
-    /** The ranks on host {@code h}, in increasing order. */
-    static int[] ranksOn(int[] hostOf, int h) {
-        int n = 0;
-        for (int x : hostOf) {
-            n += x == h ? 1 : 0;
-        }
-        int[] ranks = new int[n];
-        int k = 0;
-        for (int r = 0; r < hostOf.length; r++) {
-            if (hostOf[r] == h) {
-                ranks[k++] = r;
-            }
-        }
-        return ranks;
-    }
-
-    private static int indexOf(int[] a, int v) {
-        for (int k = 0; k < a.length; k++) {
-            if (a[k] == v) {
-                return k;
-            }
-        }
-        throw new IllegalArgumentException(v + " not in " + java.util.Arrays.toString(a));
+        RingAllReduce.allReduce(call.subgroup(at.rail, 2 * (l - 1)), mine, op);
+        RingAllReduce.allGatherPhase(call.subgroup(at.local, 2 * (l - 1) + 2 * (at.hosts() - 1)), data, slices, 0);
     }
 
     /** {@code parts + 1} bounds cutting {@code n} elements into {@code parts} slices differing by at most one. */

@@ -33,16 +33,15 @@ public final class HierarchicalBroadcast implements CollectiveAlgorithm {
 
     @Override
     public void run(CollectiveCall call, Operands operands) {
-        int[] hostOf = call.hostOf();
+        HostLayout at = HostLayout.of(call);
         int root = operands.root();
-        int hosts = HierarchicalAllReduce.hosts(hostOf);
-        int rootHost = hostOf[root];
-        int[] rootHostRanks = HierarchicalAllReduce.ranksOn(hostOf, rootHost);
-        int rootLocal = java.util.Arrays.binarySearch(rootHostRanks, root);
-        int l = rootHostRanks.length;
+        int hosts = at.hosts();
+        int rootHost = call.hostOf()[root];
+        int rootLocal = java.util.Arrays.binarySearch(at.byHost[rootHost], root);
+        int l = at.local.length;
         int[] order = new int[call.size()];
         for (int h = 0; h < hosts; h++) {
-            int[] on = HierarchicalAllReduce.ranksOn(hostOf, (rootHost + h) % hosts);
+            int[] on = at.byHost[(rootHost + h) % hosts];
             for (int k = 0; k < l; k++) {
                 order[k * hosts + h] = on[(rootLocal + k) % l];
             }

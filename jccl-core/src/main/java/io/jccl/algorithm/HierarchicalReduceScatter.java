@@ -2,7 +2,6 @@ package io.jccl.algorithm;
 
 import io.jccl.Algorithm;
 import io.jccl.OpType;
-import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
 
@@ -44,56 +43,25 @@ public final class HierarchicalReduceScatter implements CollectiveAlgorithm {
         Buf output = operands.output();
         int c = output.count();
         int r = call.rank();
-        int[] hostOf = call.hostOf();
-        int hosts = HierarchicalAllReduce.hosts(hostOf);
-        int[] local = HierarchicalAllReduce.ranksOn(hostOf, hostOf[r]);
-        int l = local.length;
-        int i = java.util.Arrays.binarySearch(local, r);
-        int[][] byHost = new int[hosts][];
-        int[] rail = new int[hosts];
-        for (int h = 0; h < hosts; h++) {
-            byHost[h] = HierarchicalAllReduce.ranksOn(hostOf, h);
-            rail[h] = byHost[h][i];
-        }
+        HostLayout at = HostLayout.of(call);
+        int hosts = at.hosts();
+        int l = at.local.length;
         Buf work = call.scratchCopy(operands.input()); // the input stays as it was (and may hold the output)
         int[][] hostGroups = new int[l][hosts]; // local rank k gathers the sums of the blocks of local index k
         for (int k = 0; k < l; k++) {
             for (int h = 0; h < hosts; h++) {
-                hostGroups[k][h] = byHost[h][k] * c;
+                hostGroups[k][h] = at.byHost[h][k] * c;
             }
         }
-        ring(call.subgroup(local, 0), work, hostGroups, c, operands.reduceOp(), "within the host");
+        HostLayout.ringOfGroups(call.subgroup(at.local, 0), work, hostGroups, c, operands.reduceOp(), 1,
+                "within the host");
         int[][] railGroups = new int[hosts][];
         for (int h = 0; h < hosts; h++) {
-            railGroups[h] = new int[] {rail[h] * c};
+            railGroups[h] = new int[] {at.rail[h] * c};
         }
-        ring(call.subgroup(rail, l - 1), work, railGroups, c, operands.reduceOp(), "across hosts");
+        HostLayout.ringOfGroups(call.subgroup(at.rail, l - 1), work, railGroups, c, operands.reduceOp(), 1,
+                "across hosts");
         work.copyTo(r * c, output, 0, c);
         call.releaseScratch(work);
-    }
-
-    /**
-     * A ring reduce-scatter on {@code group}: its rank k ends with the blocks at {@code groups[k]} (offsets into
-     * {@code data}, {@code c} elements each) reduced over every member. At step s rank k sends its partial sums of
-     * group k - s - 1 to k + 1 and reduces group k - s - 2 from k - 1 into its own, every receive posted first.
-     */
-    private static void ring(CollectiveCall group, Buf data, int[][] groups, int c, ReduceOp op, String phase) {
-        int n = group.size();
-        int k = group.rank();
-        for (int s = 0; s < n - 1; s++) {
-            group.step(s, phase);
-            int[] out = groups[((k - s - 1) % n + n) % n];
-            int[] in = groups[((k - s - 2) % n + n) % n];
-            CollectiveCall.Receive[] posted = new CollectiveCall.Receive[in.length];
-            for (int b = 0; b < in.length; b++) {
-                posted[b] = group.postRecv((k - 1 + n) % n, data.slice(in[b], c), op);
-            }
-            for (int at : out) {
-                group.send((k + 1) % n, data.slice(at, c));
-            }
-            for (CollectiveCall.Receive p : posted) {
-                group.complete(p);
-            }
-        }
     }
 }

@@ -1,0 +1,84 @@
+package io.jccl.algorithm;
+
+import io.jccl.ReduceOp;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
+
+/**
+ * Where a call's rank sits among the hosts, as the hierarchical algorithms use it: the ranks of each host in
+ * increasing order, this rank's host and its index i there, and its rail (the rank of index i on every host).
+ * Every host has as many ranks (the algorithms' {@code unsupported} checks it).
+ */
+final class HostLayout {
+    /** The ranks of each host, in increasing order. */
+    final int[][] byHost;
+    /** The ranks of this rank's host. */
+    final int[] local;
+    /** This rank's index among {@link #local}. */
+    final int index;
+    /** The rank of index {@link #index} on every host, by host. */
+    final int[] rail;
+
+    private HostLayout(int[][] byHost, int[] local, int index, int[] rail) {
+        this.byHost = byHost;
+        this.local = local;
+        this.index = index;
+        this.rail = rail;
+    }
+
+    static HostLayout of(CollectiveCall call) {
+        int[] hostOf = call.hostOf();
+        int hosts = 0;
+        for (int h : hostOf) {
+            hosts = Math.max(hosts, h + 1);
+        }
+        int[][] byHost = new int[hosts][];
+        for (int h = 0; h < hosts; h++) {
+            byHost[h] = ranksOn(hostOf, h);
+        }
+        int[] local = byHost[hostOf[call.rank()]];
+        int index = java.util.Arrays.binarySearch(local, call.rank());
+        int[] rail = new int[hosts];
+        for (int h = 0; h < hosts; h++) {
+            rail[h] = byHost[h][index];
+        }
+        return new HostLayout(byHost, local, index, rail);
+    }
+
+    int hosts() {
+        return byHost.length;
+    }
+
+    /** The ranks on host {@code h}, in increasing order. */
+    private static int[] ranksOn(int[] hostOf, int h) {
+        return java.util.stream.IntStream.range(0, hostOf.length).filter(r -> hostOf[r] == h).toArray();
+    }
+
+    /**
+     * A ring over {@code group} that moves groups of blocks ({@code groups[k]}: offsets into {@code data} of
+     * {@code c} elements each, those member k ends up with): at step s member k sends the blocks of group
+     * k - s - shift to k + 1 and takes those of group k - s - shift - 1 from k - 1, every receive posted before the
+     * sends. An allgather (shift 0, {@code op} null: member k starts with group k), or a reduce-scatter (shift 1,
+     * {@code op} reduces: every member starts with its partial sums of every group).
+     */
+    static void ringOfGroups(CollectiveCall group, Buf data, int[][] groups, int c, ReduceOp op, int shift,
+                             String phase) {
+        int n = group.size();
+        int k = group.rank();
+        for (int s = 0; s < n - 1; s++) {
+            group.step(s, phase);
+            int[] out = groups[Math.floorMod(k - s - shift, n)];
+            int[] in = groups[Math.floorMod(k - s - shift - 1, n)];
+            CollectiveCall.Receive[] posted = new CollectiveCall.Receive[in.length];
+            for (int b = 0; b < in.length; b++) {
+                posted[b] = group.postRecv(Math.floorMod(k - 1, n), data.slice(in[b], c), op);
+            }
+            for (int at : out) {
+                group.send((k + 1) % n, data.slice(at, c));
+            }
+            for (CollectiveCall.Receive p : posted) {
+                group.complete(p);
+            }
+        }
+    }
+}
