@@ -85,7 +85,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--algorithms", split = ",", defaultValue = "auto",
             description = "Algorithms to measure, each a set of rows: auto (the cost model's choice per size, shown as "
-                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory, ordered (default: "
+                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory, ordered, hierarchical (across hosts: --hosts) (default: "
                     + "${DEFAULT-VALUE}).")
     List<String> algorithms;
 

@@ -58,7 +58,7 @@ public final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "ring",
             description = "Algorithm where a primitive has it: ring (gloo's order: every row must be identical), "
-                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory, ordered; a primitive "
+                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory, ordered, hierarchical (with --hosts); a primitive "
                 + "without it runs its default (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
