@@ -205,13 +205,23 @@ public final class Inbox {
         return waitNanos > 0 ? lanesOf(stream)[src].queue.poll(waitNanos, TimeUnit.NANOSECONDS) : null;
     }
 
-    /** The next frame from {@code src} on {@code stream}, a pending abort, or null; never waits. */
+    /**
+     * The next frame from {@code src} on {@code stream}, a pending abort, or null; never waits. A frame queued
+     * before the abort was recorded comes first: a peer may send its last frame and leave between this rank's look
+     * at the queue and its look at the aborts, and that frame must not be lost behind the goodbye.
+     */
     public Frame poll(int src, int stream) {
-        Frame f = lanesOf(stream)[src].queue.poll();
+        BlockingQueue<Frame> queue = lanesOf(stream)[src].queue;
+        Frame f = queue.poll();
         if (f != null) {
             return f;
         }
-        return pendingAbort(src, stream);
+        Frame abort = pendingAbort(src, stream);
+        if (abort == null) {
+            return null;
+        }
+        f = queue.poll();
+        return f != null ? f : abort;
     }
 
     private Frame pendingAbort(int stream) {
