@@ -70,6 +70,92 @@ public interface Communicator extends AutoCloseable {
         return allReduceAsync(tensor, op, CollectiveOptions.DEFAULT);
     }
 
+    /** {@link #allReduce(Tensor, ReduceOp)} with {@link ReduceOp#SUM}, torch's default. */
+    default void allReduce(Tensor tensor) {
+        allReduce(tensor, ReduceOp.SUM, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduceAsync(Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    default Work allReduceAsync(Tensor tensor) {
+        return allReduceAsync(tensor, ReduceOp.SUM, CollectiveOptions.DEFAULT);
+    }
+
+    /** Sums {@code data} over every rank, in place. */
+    default void allReduce(float[] data) {
+        allReduce(Tensor.of(data));
+    }
+
+    /** Sums {@code data} over every rank, in place. */
+    default void allReduce(double[] data) {
+        allReduce(Tensor.of(data));
+    }
+
+    /** Sums {@code data} over every rank, in place. */
+    default void allReduce(int[] data) {
+        allReduce(Tensor.of(data));
+    }
+
+    /** Sums {@code data} over every rank, in place. */
+    default void allReduce(long[] data) {
+        allReduce(Tensor.of(data));
+    }
+
+    /** Reduces {@code data} with {@code op} over every rank, in place. */
+    default void allReduce(int[] data, ReduceOp op) {
+        allReduce(Tensor.of(data), op, CollectiveOptions.DEFAULT);
+    }
+
+    /** Reduces {@code data} with {@code op} over every rank, in place. */
+    default void allReduce(long[] data, ReduceOp op) {
+        allReduce(Tensor.of(data), op, CollectiveOptions.DEFAULT);
+    }
+
+    /**
+     * Reduces {@code data}, elements of {@code dtype} ({@code INT8} or {@code UINT8}), with
+     * {@code op} over every rank, in place.
+     */
+    default void allReduce(byte[] data, DataType dtype, ReduceOp op) {
+        allReduce(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
+    }
+
+    /**
+     * Reduces {@code data}, elements of {@code dtype} ({@code FLOAT16} or {@code BFLOAT16} bits), with
+     * {@code op} over every rank, in place.
+     */
+    default void allReduce(short[] data, DataType dtype, ReduceOp op) {
+        allReduce(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduce(float[], ReduceOp)}, asynchronously: {@code data} is the call's until its work is done. */
+    default Work allReduceAsync(float[] data, ReduceOp op) {
+        return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduce(double[], ReduceOp)}, asynchronously. */
+    default Work allReduceAsync(double[] data, ReduceOp op) {
+        return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduce(int[], ReduceOp)}, asynchronously. */
+    default Work allReduceAsync(int[] data, ReduceOp op) {
+        return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduce(long[], ReduceOp)}, asynchronously. */
+    default Work allReduceAsync(long[] data, ReduceOp op) {
+        return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduce(byte[], DataType, ReduceOp)}, asynchronously. */
+    default Work allReduceAsync(byte[] data, DataType dtype, ReduceOp op) {
+        return allReduceAsync(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduce(short[], DataType, ReduceOp)}, asynchronously. */
+    default Work allReduceAsync(short[] data, DataType dtype, ReduceOp op) {
+        return allReduceAsync(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
+    }
+
     /**
      * Allreduces many tensors of one dtype as one operation (the bucketing primitive): they are packed into one
      * buffer, reduced with one allreduce, and unpacked. The result of each element equals that of an allreduce
@@ -81,6 +167,11 @@ public interface Communicator extends AutoCloseable {
 
     default void allReduceCoalesced(java.util.List<Tensor> tensors, ReduceOp op) {
         allReduceCoalesced(tensors, op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #allReduceCoalesced(java.util.List, ReduceOp)} with {@link ReduceOp#SUM}. */
+    default void allReduceCoalesced(java.util.List<Tensor> tensors) {
+        allReduceCoalesced(tensors, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
 
     // ---- broadcast
@@ -96,6 +187,51 @@ public interface Communicator extends AutoCloseable {
 
     default void broadcast(float[] data, int root) {
         broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** Every rank ends with {@code root}'s {@code data}. */
+    default void broadcast(double[] data, int root) {
+        broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** Every rank ends with {@code root}'s {@code data}. */
+    default void broadcast(int[] data, int root) {
+        broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** Every rank ends with {@code root}'s {@code data}. */
+    default void broadcast(long[] data, int root) {
+        broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** Every rank ends with {@code root}'s {@code data}, elements of {@code dtype}. */
+    default void broadcast(byte[] data, DataType dtype, int root) {
+        broadcast(Tensor.of(data, dtype), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** Every rank ends with {@code root}'s {@code data}, elements of {@code dtype}. */
+    default void broadcast(short[] data, DataType dtype, int root) {
+        broadcast(Tensor.of(data, dtype), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #broadcast(float[], int)}, asynchronously: {@code data} is the call's until its work is done. */
+    default Work broadcastAsync(float[] data, int root) {
+        return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #broadcast(double[], int)}, asynchronously. */
+    default Work broadcastAsync(double[] data, int root) {
+        return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #broadcast(int[], int)}, asynchronously. */
+    default Work broadcastAsync(int[] data, int root) {
+        return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #broadcast(long[], int)}, asynchronously. */
+    default Work broadcastAsync(long[] data, int root) {
+        return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
     default Work broadcastAsync(Tensor tensor, int root) {
@@ -117,6 +253,20 @@ public interface Communicator extends AutoCloseable {
         return allGatherAsync(input, output, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * Every rank's {@code data}, whatever its length, in rank order, on every rank (XGBoost's AllgatherV): entry
+     * i is a copy of rank i's array. Two calls: an allgather of the lengths, then a ring that moves each array
+     * once around (every rank receives the others' bytes once, no padding). Bytes, not objects: serialize with
+     * whatever the program already uses; no Java serialization happens on the wire.
+     */
+    byte[][] allGatherV(byte[] data);
+
+    /**
+     * Every rank's {@code data}, whatever its length, in rank order, on {@code root} (entry i: rank i's bytes);
+     * null on the other ranks. Two calls: an allgather of the lengths, then every rank sends its bytes to the root.
+     */
+    byte[][] gatherV(byte[] data, int root);
+
     // ---- reduceScatter
 
     /**
@@ -135,6 +285,16 @@ public interface Communicator extends AutoCloseable {
         return reduceScatterAsync(input, output, op, CollectiveOptions.DEFAULT);
     }
 
+    /** {@link #reduceScatter(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    default void reduceScatter(Tensor input, Tensor output) {
+        reduceScatter(input, output, ReduceOp.SUM, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #reduceScatterAsync(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    default Work reduceScatterAsync(Tensor input, Tensor output) {
+        return reduceScatterAsync(input, output, ReduceOp.SUM, CollectiveOptions.DEFAULT);
+    }
+
     // ---- reduce
 
     /** {@code root}'s {@code tensor} receives the reduction of every rank's; other ranks' tensors are unchanged. */
@@ -144,6 +304,11 @@ public interface Communicator extends AutoCloseable {
 
     default void reduce(Tensor tensor, int root, ReduceOp op) {
         reduce(tensor, root, op, CollectiveOptions.DEFAULT);
+    }
+
+    /** {@link #reduce(Tensor, int, ReduceOp)} with {@link ReduceOp#SUM}. */
+    default void reduce(Tensor tensor, int root) {
+        reduce(tensor, root, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
 
     // ---- gather
@@ -205,6 +370,33 @@ public interface Communicator extends AutoCloseable {
         recv(tensor, src, tag, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * Sends {@code tensor} to {@code dst} without waiting (torch's {@code isend}); the tensor is the call's until
+     * the returned work completes. Sends of this rank to one peer leave in the order called, synchronous or not.
+     */
+    Work isend(Tensor tensor, int dst, int tag);
+
+    /**
+     * Receives into {@code tensor} the next message from {@code src} without waiting (torch's {@code irecv}); the
+     * tensor holds it once the returned work completes. Receives from one peer are matched in the order called.
+     */
+    Work irecv(Tensor tensor, int src, int tag);
+
+    /**
+     * Starts every operation of {@code ops} ({@link P2POp#isend}, {@link P2POp#irecv}) in list order and returns
+     * their works in that order (torch's {@code batch_isend_irecv}). Sends never wait for the matching receive,
+     * so a batch completes whatever order its operations, or its peers' operations, are listed in.
+     */
+    default java.util.List<Work> batchIsendIrecv(java.util.List<P2POp> ops) {
+        java.util.Objects.requireNonNull(ops, "ops");
+        java.util.List<Work> works = new java.util.ArrayList<>(ops.size());
+        for (P2POp op : ops) {
+            java.util.Objects.requireNonNull(op, "ops contains null");
+            works.add(op.isSend() ? isend(op.tensor(), op.peer(), op.tag()) : irecv(op.tensor(), op.peer(), op.tag()));
+        }
+        return works;
+    }
+
     /** The color that leaves a rank out of every group of {@link #split}. */
     int UNDEFINED = -1;
 
@@ -215,6 +407,14 @@ public interface Communicator extends AutoCloseable {
      * sequence numbers and counters; close it before this one.
      */
     Communicator split(int color, int key);
+
+    /**
+     * A communicator of the ranks {@code ranks} of this one (torch's {@code new_group}), ranked in increasing order
+     * of their rank here; null on the ranks not in it. A collective call: every rank of this communicator calls it
+     * with the same ranks, in any order (a rank whose list differs makes every rank fail, naming it). Built on
+     * {@link #split}: it shares this one's links; close it before this one.
+     */
+    Communicator newGroup(int... ranks);
 
     /**
      * Fails this communicator and tells every peer, which then raise {@link PeerAbortedException} (ncclCommAbort).

@@ -39,6 +39,80 @@ public final class Jccl {
                 io.jccl.rendezvous.LaunchEnvironment.from(config.settings().environment()), config);
     }
 
+    /**
+     * The world communicator of a job whose ranks are processes, formed as torch's {@code init_process_group}
+     * forms one: every rank calls this with the same init method and world size and its own rank, and it returns
+     * once every rank holds a communicator (or fails on every rank, naming the rank that never joined or what
+     * differed). See {@link ProcessGroupOptions} for the init methods ({@code env://}, {@code tcp://host:port},
+     * {@code file:///path}), the timeout, the transport and the secret.
+     */
+    public static Communicator initProcessGroup(ProcessGroupOptions options) {
+        Objects.requireNonNull(options, "options");
+        CommunicatorConfig config = options.config() != null ? options.config()
+                : JcclSettings.fromEnvironment().communicatorConfig();
+        JcclSettings settings = config.settings();
+        java.util.Map<String, String> env = settings.environment();
+        boolean fromEnv = options.initMethod().trim().toLowerCase(java.util.Locale.ROOT).startsWith("env:");
+        int rank = options.rank();
+        int worldSize = options.worldSize();
+        if (fromEnv && (rank < 0 || worldSize < 0)) {
+            io.jccl.rendezvous.LaunchEnvironment launched = io.jccl.rendezvous.LaunchEnvironment.from(env);
+            rank = rank < 0 ? launched.rank() : rank;
+            worldSize = worldSize < 0 ? launched.worldSize() : worldSize;
+        }
+        if (rank < 0 || worldSize < 0) {
+            throw new IllegalArgumentException("initProcessGroup(" + options.initMethod() + "): "
+                    + (rank < 0 ? "the rank" : "the world size") + " must be given (withRank, withWorldSize) "
+                    + "unless the init method is env://");
+        }
+        if (rank >= worldSize) {
+            throw new IllegalArgumentException("initProcessGroup: rank " + rank + " is not a rank of a world of "
+                    + worldSize + ": ranks are 0 to " + (worldSize - 1));
+        }
+        if (options.timeout() != null) {
+            config = config.withTimeout(options.timeout());
+        }
+        String transport = options.transport() != null ? options.transport()
+                : env.getOrDefault("JCCL_TRANSPORT", "auto").trim().toLowerCase(java.util.Locale.ROOT);
+        io.jccl.rendezvous.LaunchEnvironment launch = new io.jccl.rendezvous.LaunchEnvironment(rank, worldSize,
+                rank, null, -1, transport.isEmpty() ? "auto" : transport);
+        io.jccl.rendezvous.InitMethod init = io.jccl.rendezvous.InitMethod.parse(options.initMethod(), env, worldSize);
+        io.jccl.security.JobSecret secret = options.secretHex() != null
+                ? (options.secretHex().isEmpty() ? io.jccl.security.JobSecret.none()
+                : io.jccl.security.JobSecret.fromHex(options.secretHex()))
+                : io.jccl.security.JobSecret.from(settings);
+        java.time.Duration wait = options.timeout() != null ? options.timeout() : settings.connectTimeout();
+        return io.jccl.rendezvous.Rendezvous.connect(init, launch, config, secret, wait);
+    }
+
+    /**
+     * {@link #initProcessGroup(ProcessGroupOptions)} with {@code initMethod}, {@code rank} and {@code worldSize},
+     * everything else from the environment ({@code JCCL_TIMEOUT_MS}, {@code JCCL_TRANSPORT}, {@code JCCL_SECRET}).
+     */
+    public static Communicator initProcessGroup(String initMethod, int rank, int worldSize) {
+        return initProcessGroup(ProcessGroupOptions.of(initMethod).withRank(rank).withWorldSize(worldSize));
+    }
+
+    /** The work of one rank that returns nothing, given its communicator (see {@link #run}). */
+    @FunctionalInterface
+    public interface RankTask {
+        void run(Communicator comm) throws Exception;
+    }
+
+    /**
+     * {@link #runThreads(int, RankBody)} for a body that returns nothing: runs {@code body} on {@code worldSize}
+     * threads, one rank each, and returns when every rank is done (throwing the first failure as
+     * {@code runThreads} does). Not an overload of {@code runThreads}: with one, a lambda such as
+     * {@code comm -> comm.rank()} would fit both and fail to compile as ambiguous.
+     */
+    public static void run(int worldSize, RankTask body) {
+        Objects.requireNonNull(body, "body");
+        runThreads(worldSize, comm -> {
+            body.run(comm);
+            return null;
+        });
+    }
+
     /** {@code worldSize} communicators over one in-process queue mesh, rank i at index i. */
     public static List<Communicator> inProcess(int worldSize) {
         return inProcess(worldSize, JcclSettings.fromEnvironment().communicatorConfig());

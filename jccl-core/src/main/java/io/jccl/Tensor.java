@@ -156,9 +156,56 @@ public final class Tensor {
         return offset;
     }
 
+    /** How many elements {@link #toString} shows. */
+    private static final int SHOWN = 8;
+
+    /**
+     * The dtype, the count, where the elements live and the first {@value #SHOWN} of them, e.g.
+     * {@code Tensor[FLOAT32 x 4, float[4] at 0: 1.0, 2.0, 3.0, 4.0]}.
+     */
     @Override
     public String toString() {
-        return "Tensor[" + dtype + " x " + count + (buffer == null ? "]"
-                : buffer.isDirect() ? ", direct buffer, " + order + "]" : ", heap buffer, " + order + "]");
+        StringBuilder b = new StringBuilder("Tensor[").append(dtype).append(" x ").append(count);
+        if (buffer == null) {
+            b.append(", ").append(array.getClass().getComponentType().getSimpleName()).append('[')
+                    .append(java.lang.reflect.Array.getLength(array)).append("] at ").append(offset);
+        } else {
+            b.append(buffer.isDirect() ? ", direct buffer, " : ", heap buffer, ").append(order);
+        }
+        int shown = Math.min(count, SHOWN);
+        for (int i = 0; i < shown; i++) {
+            b.append(i == 0 ? ": " : ", ").append(element(i));
+        }
+        return b.append(count > shown ? ", ...]" : "]").toString();
+    }
+
+    /** A 16-bit float's bits, as {@code 0x3c00}. */
+    private static String bits(short v) {
+        return String.format("0x%04x", v & 0xFFFF);
+    }
+
+    /** Element {@code i} as text: a number (uint8 unsigned; 16-bit floats as their bits, e.g. {@code 0x3c00}). */
+    private String element(int i) {
+        if (buffer != null) {
+            ByteBuffer v = buffer.duplicate().order(order);
+            int at = buffer.position() + i * dtype.sizeBytes();
+            switch (dtype) {
+                case FLOAT32: return Float.toString(v.getFloat(at));
+                case FLOAT64: return Double.toString(v.getDouble(at));
+                case INT32: return Integer.toString(v.getInt(at));
+                case INT64: return Long.toString(v.getLong(at));
+                case FLOAT16:
+                case BFLOAT16: return bits(v.getShort(at));
+                case UINT8: return Integer.toString(v.get(at) & 0xFF);
+                default: return Byte.toString(v.get(at));
+            }
+        }
+        Object e = java.lang.reflect.Array.get(array, offset + i);
+        switch (dtype) {
+            case FLOAT16:
+            case BFLOAT16: return bits((Short) e);
+            case UINT8: return Integer.toString((Byte) e & 0xFF);
+            default: return e.toString();
+        }
     }
 }

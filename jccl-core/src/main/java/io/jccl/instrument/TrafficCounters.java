@@ -40,6 +40,32 @@ public final class TrafficCounters {
         return sum;
     }
 
+    /**
+     * The counters that are not zero, per operation, e.g.
+     * {@code TrafficCounters[allReduce: 2 calls, 24600 bytes sent, 24592 received, 6 messages sent, 6 received]};
+     * {@code TrafficCounters[]} when nothing was counted.
+     */
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder("TrafficCounters[");
+        boolean first = true;
+        for (OpType op : OpType.values()) {
+            long calls = get(op, Counter.CALLS);
+            long bs = get(op, Counter.BYTES_SENT);
+            long br = get(op, Counter.BYTES_RECEIVED);
+            long ms = get(op, Counter.MESSAGES_SENT);
+            long mr = get(op, Counter.MESSAGES_RECEIVED);
+            if (calls == 0 && bs == 0 && br == 0 && ms == 0 && mr == 0) {
+                continue;
+            }
+            b.append(first ? "" : "; ").append(op.label()).append(": ").append(calls).append(calls == 1 ? " call, "
+                    : " calls, ").append(bs).append(" bytes sent, ").append(br).append(" received, ").append(ms)
+                    .append(" messages sent, ").append(mr).append(" received");
+            first = false;
+        }
+        return b.append(']').toString();
+    }
+
     public void reset() {
         for (int i = 0; i < values.length(); i++) {
             values.set(i, 0);

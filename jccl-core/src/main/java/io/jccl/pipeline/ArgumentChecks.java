@@ -82,6 +82,10 @@ final class ArgumentChecks {
         requireOp(OpType.REDUCE, op, t.dtype());
     }
 
+    void gatherV(int root) {
+        requireRoot(OpType.GATHER, root);
+    }
+
     /** The output matters on the root only. */
     void gather(Tensor in, Tensor out, int root) {
         requireTensor(OpType.GATHER, in, "input");

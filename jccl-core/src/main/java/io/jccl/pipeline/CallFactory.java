@@ -173,6 +173,68 @@ final class CallFactory {
         });
     }
 
+    /**
+     * The second call of {@code allGatherV}, once every rank knows every length ({@code lengths}): a ring in which
+     * each rank's bytes travel once around, block by block (step s: rank k sends the block of rank k - s to k + 1
+     * and takes that of rank k - s - 1 from k - 1). Its signature counts the longest block, which every rank
+     * computes alike; a block whose length disagrees with {@code lengths} fails the receiver's frame check.
+     */
+    PreparedCall allGatherV(byte[] mine, int[] lengths, byte[][] out) {
+        int max = 0;
+        for (int n : lengths) {
+            max = Math.max(max, n);
+        }
+        for (int r = 0; r < lengths.length; r++) {
+            out[r] = r == transport.rank() ? mine.clone() : new byte[lengths[r]];
+        }
+        return prepare(OpType.ALL_GATHER, DataType.UINT8, max, -1, null,
+                CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING), (call, algorithm) -> {
+                    int p = call.size();
+                    int k = call.rank();
+                    for (int s = 0; s < p - 1; s++) {
+                        call.step(s, "ring allgatherv");
+                        int outBlock = Math.floorMod(k - s, p);
+                        int inBlock = Math.floorMod(k - s - 1, p);
+                        call.sendRecv((k + 1) % p, new Buf(DataType.UINT8, out[outBlock], 0, out[outBlock].length),
+                                Math.floorMod(k - 1, p), new Buf(DataType.UINT8, out[inBlock], 0, out[inBlock].length),
+                                null);
+                    }
+                });
+    }
+
+    /**
+     * The second call of {@code gatherV}: the signature check (a rooted exchange would let a rank finish before a
+     * disagreement shows), then every rank sends its bytes to {@code root}, which receives each into an array of
+     * the length that rank announced ({@code out}, null off the root).
+     */
+    PreparedCall gatherV(byte[] mine, int[] lengths, byte[][] out, int root) {
+        int max = 0;
+        for (int n : lengths) {
+            max = Math.max(max, n);
+        }
+        return prepare(OpType.GATHER, DataType.UINT8, max, root, null,
+                CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DIRECT), (call, algorithm) -> {
+                    int step = io.jccl.algorithm.SignatureCheck.agree(call, 0);
+                    call.step(step, "gatherv to the root");
+                    if (call.rank() != root) {
+                        call.send(root, new Buf(DataType.UINT8, mine, 0, mine.length));
+                        return;
+                    }
+                    CollectiveCall.Receive[] posted = new CollectiveCall.Receive[call.size()];
+                    for (int r = 0; r < call.size(); r++) {
+                        out[r] = r == root ? mine.clone() : new byte[lengths[r]];
+                        if (r != root) {
+                            posted[r] = call.postRecv(r, new Buf(DataType.UINT8, out[r], 0, lengths[r]), null);
+                        }
+                    }
+                    for (CollectiveCall.Receive rcv : posted) {
+                        if (rcv != null) {
+                            call.complete(rcv);
+                        }
+                    }
+                });
+    }
+
     PreparedCall barrier(CollectiveOptions o) {
         return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o,
                 (call, algorithm) -> algorithm.run(call, Operands.NONE));

@@ -38,6 +38,19 @@ public final class DefaultCommunicator implements Communicator {
     private final PointToPoint pointToPoint;
     private final SubGroups subGroups;
 
+    /** The id of the communicator that {@link #connectBarrier} runs on: no sub-group gets it. */
+    static final int BOOTSTRAP_ID = 0x3FFFFFFF;
+
+    /**
+     * The barrier that ends a rendezvous, on a communicator of its own over {@code transport} (id
+     * {@link #BOOTSTRAP_ID}, untraced, a message algorithm that leaves the shared arena alone), so that it takes no
+     * sequence number of the world communicator: the user's first call is #0 in every error and trace.
+     */
+    public static void connectBarrier(Transport transport, CommunicatorConfig config) {
+        new DefaultCommunicator(transport, BOOTSTRAP_ID, config.withTrace(null))
+                .barrier(CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DISSEMINATION));
+    }
+
     /** The world communicator (id 0) over {@code transport}. */
     public DefaultCommunicator(Transport transport, CommunicatorConfig config) {
         this(transport, 0, config);
@@ -213,6 +226,42 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     @Override
+    public Communicator newGroup(int... ranks) {
+        return subGroups.newGroup(ranks);
+    }
+
+    @Override
+    public byte[][] allGatherV(byte[] data) {
+        Objects.requireNonNull(data, "data");
+        int[] lengths = new int[size()];
+        allGather(Tensor.of(new int[] {data.length}), Tensor.of(lengths));
+        byte[][] out = new byte[size()][];
+        execution.runSync(calls.allGatherV(data, lengths, out));
+        return out;
+    }
+
+    @Override
+    public byte[][] gatherV(byte[] data, int root) {
+        Objects.requireNonNull(data, "data");
+        calls.checks().gatherV(root);
+        int[] lengths = new int[size()];
+        allGather(Tensor.of(new int[] {data.length}), Tensor.of(lengths));
+        byte[][] out = rank() == root ? new byte[size()][] : null;
+        execution.runSync(calls.gatherV(data, lengths, out, root));
+        return out;
+    }
+
+    @Override
+    public Work isend(Tensor tensor, int dst, int tag) {
+        return pointToPoint.isend(tensor, dst, tag);
+    }
+
+    @Override
+    public Work irecv(Tensor tensor, int src, int tag) {
+        return pointToPoint.irecv(tensor, src, tag);
+    }
+
+    @Override
     public void send(Tensor tensor, int dst, int tag) {
         pointToPoint.send(tensor, dst, tag);
     }
@@ -240,6 +289,7 @@ public final class DefaultCommunicator implements Communicator {
         }
         trace.close();
         execution.shutdown();
+        pointToPoint.shutdown();
         transport.close();
     }
 }

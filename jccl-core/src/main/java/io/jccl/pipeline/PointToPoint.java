@@ -5,6 +5,7 @@ import io.jccl.CollectiveOptions;
 import io.jccl.CommunicatorConfig;
 import io.jccl.OpType;
 import io.jccl.Tensor;
+import io.jccl.Work;
 import io.jccl.buffer.Buf;
 import io.jccl.instrument.Counter;
 import io.jccl.instrument.TrafficCounters;
@@ -15,11 +16,21 @@ import io.jccl.transport.Transport;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * {@code send} and {@code recv}: on the caller's thread, outside the collectives' sequence, on the communicator's
- * point-to-point stream. Each direction of each pair of ranks numbers its messages, so a receive matches the
- * sender's message of the same number and tag; a failure fails the communicator as a collective's does.
+ * {@code send} and {@code recv}, and their asynchronous forms {@code isend} and {@code irecv}: outside the
+ * collectives' sequence, on the communicator's point-to-point stream. Each direction of each pair of ranks numbers
+ * its messages when the call is made, so a receive matches the sender's message of the same number and tag; a
+ * failure fails the communicator as a collective's does.
+ *
+ * <p>Asynchronous sends run in call order on one sender thread, asynchronous receives in call order on one
+ * receiver thread (each made on first use); a synchronous call made while asynchronous ones of its direction are
+ * pending queues behind them, so messages leave and are matched in program order. Sends never wait for their
+ * receive (the transports buffer them), so a batch of sends and receives completes in any order.
  */
 final class PointToPoint {
     private final Transport transport;
@@ -30,6 +41,14 @@ final class PointToPoint {
     private final FailurePropagation failures;
     private final AtomicLongArray sent;
     private final AtomicLongArray received;
+    private final AtomicInteger pendingSends = new AtomicInteger();
+    private final AtomicInteger pendingRecvs = new AtomicInteger();
+    /** Guarded by {@code this}. */
+    private ExecutorService sender;
+    /** Guarded by {@code this}. */
+    private ExecutorService receiver;
+    /** Guarded by {@code this}. */
+    private boolean shutDown;
 
     PointToPoint(Transport transport, int communicatorId, CommunicatorConfig config, TrafficCounters counters,
                  ArgumentChecks checks, FailurePropagation failures) {
@@ -46,8 +65,95 @@ final class PointToPoint {
     void send(Tensor tensor, int dst, int tag) {
         checks.send(tensor, dst);
         failures.checkUsable(OpType.SEND);
-        Signature sig = new Signature(OpType.SEND, sent.getAndIncrement(dst), tensor.dtype(), tensor.count(), tag,
-                null, Algorithm.DIRECT);
+        if (pendingSends.get() > 0) {
+            isend(tensor, dst, tag).await(); // behind the asynchronous sends queued before it
+            return;
+        }
+        doSend(tensor, dst, tag, sent.getAndIncrement(dst));
+    }
+
+    Work isend(Tensor tensor, int dst, int tag) {
+        checks.send(tensor, dst);
+        failures.checkUsable(OpType.SEND);
+        long seq = sent.getAndIncrement(dst);
+        return submit(true, pendingSends, () -> doSend(tensor, dst, tag, seq));
+    }
+
+    void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {
+        checks.recv(tensor, src, options);
+        failures.checkUsable(OpType.RECV);
+        if (pendingRecvs.get() > 0) {
+            long seq = received.getAndIncrement(src);
+            submit(false, pendingRecvs, () -> doRecv(tensor, src, tag, options, seq)).await();
+            return;
+        }
+        doRecv(tensor, src, tag, options, received.getAndIncrement(src));
+    }
+
+    Work irecv(Tensor tensor, int src, int tag) {
+        checks.recv(tensor, src, CollectiveOptions.DEFAULT);
+        failures.checkUsable(OpType.RECV);
+        long seq = received.getAndIncrement(src);
+        return submit(false, pendingRecvs, () -> doRecv(tensor, src, tag, CollectiveOptions.DEFAULT, seq));
+    }
+
+    private Work submit(boolean send, AtomicInteger pending, Runnable op) {
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        pending.incrementAndGet();
+        try {
+            executor(send).execute(() -> {
+                try {
+                    op.run();
+                    future.complete(null);
+                } catch (Throwable t) {
+                    future.completeExceptionally(t);
+                } finally {
+                    pending.decrementAndGet();
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            pending.decrementAndGet();
+            future.completeExceptionally(new io.jccl.CommunicatorAbortedException(transport.rank(),
+                    send ? OpType.SEND : OpType.RECV, "the communicator is closed", null));
+        }
+        return new Work(future);
+    }
+
+    private synchronized ExecutorService executor(boolean send) {
+        if (shutDown) {
+            throw new java.util.concurrent.RejectedExecutionException("closed");
+        }
+        ExecutorService e = send ? sender : receiver;
+        if (e == null) {
+            String name = "jccl-rank-" + transport.rank() + (send ? "-isend" : "-irecv");
+            e = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, name);
+                t.setDaemon(true);
+                return t;
+            });
+            if (send) {
+                sender = e;
+            } else {
+                receiver = e;
+            }
+        }
+        return e;
+    }
+
+    /** Lets queued operations end (they fail once the communicator is closed) and ends the threads. */
+    synchronized void shutdown() {
+        shutDown = true;
+        if (sender != null) {
+            sender.shutdown();
+        }
+        if (receiver != null) {
+            receiver.shutdown();
+        }
+    }
+
+    private void doSend(Tensor tensor, int dst, int tag, long seq) {
+        failures.checkUsable(OpType.SEND);
+        Signature sig = new Signature(OpType.SEND, seq, tensor.dtype(), tensor.count(), tag, null, Algorithm.DIRECT);
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig,
                 config.timeout(), counters);
         counters.add(OpType.SEND, Counter.CALLS, 1);
@@ -61,11 +167,9 @@ final class PointToPoint {
         }
     }
 
-    void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {
-        checks.recv(tensor, src, options);
+    private void doRecv(Tensor tensor, int src, int tag, CollectiveOptions options, long seq) {
         failures.checkUsable(OpType.RECV);
-        Signature sig = new Signature(OpType.RECV, received.getAndIncrement(src), tensor.dtype(), tensor.count(),
-                tag, null, Algorithm.DIRECT);
+        Signature sig = new Signature(OpType.RECV, seq, tensor.dtype(), tensor.count(), tag, null, Algorithm.DIRECT);
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig, timeout,
                 counters);

@@ -63,6 +63,43 @@ final class SubGroups {
                 childId(communicatorId, splitIndex, color), config, trace);
     }
 
+    /**
+     * torch's {@code new_group}: the ranks {@code ranks} (any order, no repeats) in increasing order, as a
+     * {@link #split} in which they take one color and every other rank none. Every rank first shares a digest of
+     * its list, so that lists that differ fail on every rank, naming the first rank whose list is not rank 0's.
+     */
+    Communicator newGroup(int[] ranks) {
+        java.util.Objects.requireNonNull(ranks, "ranks");
+        int p = transport.size();
+        int[] sorted = ranks.clone();
+        java.util.Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+            if (sorted[i] < 0 || sorted[i] >= p) {
+                throw new IllegalArgumentException("newGroup: rank " + sorted[i] + " is not a rank of this "
+                        + "communicator of " + p + ": ranks are 0 to " + (p - 1));
+            }
+            if (i > 0 && sorted[i] == sorted[i - 1]) {
+                throw new IllegalArgumentException("newGroup: rank " + sorted[i] + " is listed twice in "
+                        + java.util.Arrays.toString(ranks));
+            }
+        }
+        if (sorted.length == 0) {
+            throw new IllegalArgumentException("newGroup: no ranks given");
+        }
+        long digest = java.util.Arrays.hashCode(sorted) * 0x9E3779B97F4A7C15L + sorted.length;
+        long[] all = new long[p];
+        parent.allGather(Tensor.of(new long[] {digest}), Tensor.of(all));
+        for (int r = 1; r < p; r++) {
+            if (all[r] != all[0]) {
+                throw new io.jccl.JcclException(transport.rank(), io.jccl.OpType.ALL_GATHER, -1, "newGroup: rank "
+                        + r + " passed other ranks than rank 0 (every rank must pass the same list; this rank "
+                        + transport.rank() + " passed " + java.util.Arrays.toString(sorted) + ")", null);
+            }
+        }
+        boolean member = java.util.Arrays.binarySearch(sorted, transport.rank()) >= 0;
+        return split(member ? 0 : Communicator.UNDEFINED, transport.rank());
+    }
+
     /** A 30-bit id for a child, the same on every member; distinct from its parent's and siblings' ids. */
     static int childId(int parentId, int splitIndex, int color) {
         long h = parentId * 0x9E3779B97F4A7C15L + (splitIndex + 1) * 0xC2B2AE3D27D4EB4FL + (color + 1) * 0x165667B19E3779F9L;
@@ -70,6 +107,9 @@ final class SubGroups {
         h *= 0xBF58476D1CE4E5B9L;
         h ^= h >>> 29;
         int id = (int) (h & 0x3FFFFFFF);
+        if (id == DefaultCommunicator.BOOTSTRAP_ID) {
+            id = 1;
+        }
         return id == 0 || id == parentId ? id + 1 : id;
     }
 }

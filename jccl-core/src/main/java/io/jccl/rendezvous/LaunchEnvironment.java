@@ -8,12 +8,10 @@ import java.util.Map;
  * {@code JCCL_MASTER_ADDR}, {@code JCCL_MASTER_PORT}), then torchrun's ({@code RANK}, {@code WORLD_SIZE},
  * {@code LOCAL_RANK}, {@code MASTER_ADDR}, {@code MASTER_PORT}), then Open MPI's ({@code OMPI_COMM_WORLD_RANK},
  * {@code OMPI_COMM_WORLD_SIZE}, {@code OMPI_COMM_WORLD_LOCAL_RANK}), then Slurm's ({@code SLURM_PROCID},
- * {@code SLURM_NTASKS}, {@code SLURM_LOCALID}). The master defaults to 127.0.0.1:29500.
+ * {@code SLURM_NTASKS}, {@code SLURM_LOCALID}). The master's address and port have no default: unset, they are
+ * null and -1, and {@link InitMethod env://} refuses them for a job of more than one rank.
  */
 public final class LaunchEnvironment {
-    public static final String DEFAULT_MASTER_ADDR = "127.0.0.1";
-    public static final int DEFAULT_MASTER_PORT = 29500;
-
     private final int rank;
     private final int worldSize;
     private final int localRank;
@@ -70,7 +68,7 @@ public final class LaunchEnvironment {
                     + size[0] + "): ranks are 0 to " + (w - 1));
         }
         return new LaunchEnvironment(r, w, local == null ? r : parse(local),
-                addr == null ? DEFAULT_MASTER_ADDR : addr[1], port == null ? DEFAULT_MASTER_PORT : parse(port),
+                addr == null ? null : addr[1], port == null ? -1 : parse(port),
                 transport == null ? "auto" : transport[1].toLowerCase(java.util.Locale.ROOT));
     }
 
@@ -80,7 +78,7 @@ public final class LaunchEnvironment {
             "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS");
 
     /** The first of {@code names} that is set, as {name, trimmed value}, or null. */
-    private static String[] first(Map<String, String> env, String... names) {
+    static String[] first(Map<String, String> env, String... names) {
         for (String n : names) {
             String v = env.get(n);
             if (v != null && !v.isBlank()) {
@@ -90,7 +88,7 @@ public final class LaunchEnvironment {
         return null;
     }
 
-    private static int parse(String[] variable) {
+    static int parse(String[] variable) {
         try {
             return Integer.parseInt(variable[1]);
         } catch (NumberFormatException e) {
@@ -111,10 +109,12 @@ public final class LaunchEnvironment {
         return localRank;
     }
 
+    /** The master's address, or null when the environment does not say. */
     public String masterAddr() {
         return masterAddr;
     }
 
+    /** The master's port, or -1 when the environment does not say. */
     public int masterPort() {
         return masterPort;
     }

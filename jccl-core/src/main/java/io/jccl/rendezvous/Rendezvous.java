@@ -256,7 +256,8 @@ public final class Rendezvous {
                             + ": every rank must be started with the same world size";
                 } else if (joined.containsKey(r)) {
                     failure = "rank " + r + " joined twice: " + joined.get(r) + " and " + who
-                            + "; every rank number must be given to exactly one process";
+                            + "; every rank number must be given to exactly one process (and a file:// store's directory "
+                            + "must be new or empty: an earlier job's keys count)";
                 } else {
                     joined.put(r, who);
                 }
@@ -311,32 +312,61 @@ public final class Rendezvous {
     }
 
     /**
-     * Connects rank {@code env.rank()} to the others: the secret, the TCP and shared-memory settings and
-     * {@code JCCL_STORE} come from {@code config}'s {@link CommunicatorConfig#settings()}.
+     * Connects rank {@code env.rank()} to the others through the master the environment names ({@code env://}):
+     * the secret, the TCP and shared-memory settings and {@code JCCL_STORE} come from {@code config}'s
+     * {@link CommunicatorConfig#settings()}.
      */
     public static Communicator connect(LaunchEnvironment env, CommunicatorConfig config) {
         JcclSettings settings = config.settings();
-        JobSecret secret = JobSecret.from(settings);
+        InitMethod init = env.masterAddr() != null && env.masterPort() >= 0
+                ? InitMethod.tcp(env.masterAddr(), env.masterPort())
+                : InitMethod.fromEnvironment(settings.environment(), env.worldSize());
+        return connect(init, env, config, JobSecret.from(settings), settings.connectTimeout());
+    }
+
+    /**
+     * Connects rank {@code env.rank()} of {@code env.worldSize()} to the others through the store {@code init}
+     * names, authenticating peers with {@code secret}; {@code timeout} bounds the wait for every rank to join and
+     * connect. Returns the world communicator once every rank holds one. The other settings come from
+     * {@code config}'s {@link CommunicatorConfig#settings()}.
+     */
+    public static Communicator connect(InitMethod init, LaunchEnvironment env, CommunicatorConfig config,
+                                       JobSecret secret, Duration timeout) {
+        JcclSettings settings = config.settings();
         if (secret.isEmpty()) {
             LOG.warn("rank {}: {} is not set: peers are not authenticated (jccl launch sets it)", env.rank(),
                     JobSecret.ENV);
         }
-        TcpOptions tcp = TcpOptions.from(settings, env.masterAddr());
         String kind = env.transport();
         if (!kind.equals("auto") && !kind.equals("tcp") && !kind.equals("shm")) {
             throw new IllegalArgumentException("JCCL_TRANSPORT must be auto, shm or tcp, got '" + kind + "'");
         }
-        Duration timeout = tcp.connectTimeout();
-        boolean external = settings.externalStore();
-        TcpStoreServer server = env.rank() == 0 && !external
-                ? TcpStoreServer.start(tcp.bindHost(), env.masterPort(), secret) : null;
+        // a file store names no master: listen on loopback unless JCCL_BIND_ADDR says otherwise
+        TcpOptions tcp = TcpOptions.from(settings, init.kind() == InitMethod.Kind.TCP ? init.host() : "127.0.0.1")
+                .withSecret(secret).withConnectTimeout(timeout);
+        TcpStoreServer server = null;
+        Store client = null;
         Transport transport = null;
-        try (TcpStore client = TcpStore.connect(env.masterAddr(), env.masterPort(), secret, timeout)) {
-            Store store = new PrefixStore("jccl", client);
-            if (tcp.advertiseHost() == null && !tcp.bindHost().startsWith("127.")) {
-                // the address this rank reaches the master from: reachable by the others whatever the host names
-                tcp = tcp.withAdvertiseHost(client.localAddress());
+        try {
+            if (init.kind() == InitMethod.Kind.FILE) {
+                client = new io.jccl.store.FileStore(init.directory());
+            } else {
+                int port = init.port();
+                if (env.rank() == 0 && !settings.externalStore()) {
+                    server = TcpStoreServer.start(tcp.bindHost(), port, secret);
+                    port = server.port();
+                } else if (port == 0) {
+                    throw new IllegalArgumentException("rank " + env.rank() + " cannot find a store on port 0: "
+                            + "give every rank the master's port");
+                }
+                TcpStore tcpClient = TcpStore.connect(init.host(), port, secret, timeout);
+                client = tcpClient;
+                if (tcp.advertiseHost() == null && !tcp.bindHost().startsWith("127.")) {
+                    // the address this rank reaches the master from: reachable by the others whatever the names
+                    tcp = tcp.withAdvertiseHost(tcpClient.localAddress());
+                }
             }
+            Store store = new PrefixStore("jccl", client);
             join(env.rank(), env.worldSize(), store, timeout);
             transport = connectTransport(env, store, tcp, kind, settings);
             // AUTO's parameters are rank 0's on every rank: tuning files that differ between hosts (tuned on one
@@ -347,15 +377,22 @@ public final class Rendezvous {
                 }
                 config = config.withTuneParameters(store.getString("tune", timeout));
             }
-            DefaultCommunicator comm = new DefaultCommunicator(transport, config);
-            comm.barrier(); // every rank is connected: the store is no longer needed
-            return comm;
+            // every rank is connected: the store is no longer needed. The barrier runs on a communicator of its
+            // own, so the user's calls are numbered from 0 in errors and traces.
+            DefaultCommunicator.connectBarrier(transport, config);
+            if (init.kind() == InitMethod.Kind.FILE && env.rank() == 0) {
+                ((io.jccl.store.FileStore) client).clear();
+            }
+            return new DefaultCommunicator(transport, config);
         } catch (RuntimeException e) {
             if (transport != null) {
                 transport.close();
             }
             throw e;
         } finally {
+            if (client != null) {
+                client.close();
+            }
             if (server != null) {
                 server.close();
             }

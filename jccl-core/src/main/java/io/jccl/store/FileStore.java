@@ -82,10 +82,24 @@ public final class FileStore implements Store {
         }
     }
 
+    /**
+     * One monitor per lock file in this JVM: a file lock is held by the whole JVM, so two threads of one process
+     * (ranks as threads sharing a directory) must take turns before taking it ({@link FileChannel#lock} throws
+     * {@code OverlappingFileLockException} otherwise).
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<Path, Object> JVM_LOCKS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     @Override
-    @SuppressWarnings("try") // the lock is held for the block, never read
     public long add(String key, long delta) {
         Path lockFile = dir.resolve(".lock");
+        synchronized (JVM_LOCKS.computeIfAbsent(lockFile.toAbsolutePath().normalize(), k -> new Object())) {
+            return addLocked(lockFile, key, delta);
+        }
+    }
+
+    @SuppressWarnings("try") // the lock is held for the block, never read
+    private long addLocked(Path lockFile, String key, long delta) {
         try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
              FileLock ignored = ch.lock()) {
             Path f = file(key);
@@ -111,6 +125,17 @@ public final class FileStore implements Store {
             return Files.deleteIfExists(file(key));
         } catch (IOException e) {
             throw new StoreException("cannot delete key '" + key + "' in " + dir, e);
+        }
+    }
+
+    /** Deletes every key (every file of the directory, which stays): for the next job that uses it. */
+    public void clear() {
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.deleteIfExists(f);
+            }
+        } catch (IOException e) {
+            throw new StoreException("cannot empty the store directory " + dir, e);
         }
     }
 

@@ -79,6 +79,16 @@ public final class TcpOptions {
         return maxMessageBytes;
     }
 
+    /** These options with {@code newSecret} authenticating the peers. */
+    public TcpOptions withSecret(JobSecret newSecret) {
+        return new TcpOptions(bindHost, advertiseHost, newSecret, connectTimeout, maxMessageBytes);
+    }
+
+    /** These options with {@code timeout} for connecting, retries included. */
+    public TcpOptions withConnectTimeout(Duration timeout) {
+        return new TcpOptions(bindHost, advertiseHost, secret, timeout, maxMessageBytes);
+    }
+
     /** These options with {@code host} as the address given to peers. */
     public TcpOptions withAdvertiseHost(String host) {
         return new TcpOptions(bindHost, host, secret, connectTimeout, maxMessageBytes);
