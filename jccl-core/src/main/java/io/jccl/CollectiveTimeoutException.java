@@ -10,14 +10,28 @@ public final class CollectiveTimeoutException extends JcclException {
 
     public CollectiveTimeoutException(int rank, OpType op, long seq, int peer, int step, String stepDescription,
                                       Duration timeout) {
-        super(rank, op, seq, where(rank, op, seq) + " timed out after " + timeout.toMillis() + " ms waiting for rank "
-                + peer + " at " + stepDescription, null);
-        this.peer = peer;
+        this(rank, op, seq, peer, peer, step, stepDescription, timeout, null);
+    }
+
+    /**
+     * A timeout whose cause the ranks found out by asking each other ({@code culprits}: the sentence naming the
+     * ranks that never reached the call, or null when every rank reached it); {@code culprit} is the first of them,
+     * else the rank waited for.
+     */
+    public CollectiveTimeoutException(int rank, OpType op, long seq, int culprit, int waitedFor, int step,
+                                      String stepDescription, Duration timeout, String culprits) {
+        super(rank, op, seq, where(rank, op, seq) + " timed out after " + timeout.toMillis() + " ms"
+                + (culprits == null ? " waiting for rank " + waitedFor + " at " + stepDescription
+                : ": " + culprits + "; this rank waited for rank " + waitedFor + " at " + stepDescription), null);
+        this.peer = culprit;
         this.step = step;
         this.timeout = timeout;
     }
 
-    /** The rank this rank was waiting for. */
+    /**
+     * The rank at fault: the first rank that never reached the call when the ranks could tell (they ask each other
+     * before raising), else the rank this rank was waiting for.
+     */
     public int peer() {
         return peer;
     }

@@ -417,6 +417,22 @@ public interface Communicator extends AutoCloseable {
     Communicator newGroup(int... ranks);
 
     /**
+     * This rank's flight record as JSON: its last calls (2,000 by default, {@code JCCL_FLIGHT_RECORDER_ENTRIES}) on
+     * this communicator, the one it was split from and their sub-groups, each with its state, timestamps and, for a
+     * call still waiting, the step and the rank (of that call's communicator) it waits for. See
+     * docs/diagnostics.md.
+     */
+    String flightRecorderJson();
+
+    /**
+     * Writes this rank's flight record into {@code JCCL_FLIGHT_RECORDER_DIR} as {@code jccl_fr_rank<r>.json} and
+     * returns the file ({@code jccl analyze DIR} reads every rank's); each rank also writes it on its first failure.
+     *
+     * @throws IllegalStateException when {@code JCCL_FLIGHT_RECORDER_DIR} is not set
+     */
+    java.nio.file.Path dumpFlightRecorder();
+
+    /**
      * Fails this communicator and tells every peer, which then raise {@link PeerAbortedException} (ncclCommAbort).
      */
     void abort(String reason);

@@ -106,8 +106,13 @@ public final class Jccl {
      * {@code comm -> comm.rank()} would fit both and fail to compile as ambiguous.
      */
     public static void run(int worldSize, RankTask body) {
+        run(worldSize, JcclSettings.fromEnvironment().communicatorConfig(), body);
+    }
+
+    /** {@link #run(int, RankTask)} with {@code config}. */
+    public static void run(int worldSize, CommunicatorConfig config, RankTask body) {
         Objects.requireNonNull(body, "body");
-        runThreads(worldSize, comm -> {
+        runThreads(worldSize, config, comm -> {
             body.run(comm);
             return null;
         });

@@ -76,6 +76,15 @@ public final class JcclSettings {
     /** The cost model's parameters, written by {@code jccl tune}. */
     public static final String TUNE_FILE_ENV = "JCCL_TUNE_FILE";
     /** The Python interpreter that has torch (the command-line tool's verify and bench --compare gloo). */
+    /** Where each rank writes its flight record (on a failure, or when asked); unset: nowhere. */
+    public static final String FLIGHT_RECORDER_DIR_ENV = "JCCL_FLIGHT_RECORDER_DIR";
+    /** How many calls each rank's flight recorder keeps. */
+    public static final String FLIGHT_RECORDER_ENTRIES_ENV = "JCCL_FLIGHT_RECORDER_ENTRIES";
+    public static final int FLIGHT_RECORDER_ENTRIES_DEFAULT = 2000;
+    /** What jccl logs, as NCCL_DEBUG: WARN (the default), INFO or TRACE. */
+    public static final String DEBUG_ENV = "JCCL_DEBUG";
+    /** Which parts log at INFO and TRACE: a comma list of INIT, COLL, NET, SHM, TUNE, or ALL (the default). */
+    public static final String DEBUG_SUBSYS_ENV = "JCCL_DEBUG_SUBSYS";
     public static final String TORCH_PYTHON_ENV = "JCCL_TORCH_PYTHON";
     public static final String TORCH_PYTHON_DEFAULT = "/usr/bin/python3";
 
@@ -98,6 +107,10 @@ public final class JcclSettings {
     private final int oversubscribedSpins;
     private final Path tuneFile;
     private final String torchPython;
+    private final Path flightRecorderDir;
+    private final int flightRecorderEntries;
+    private final String debugLevel;
+    private final java.util.Set<String> debugSubsystems;
 
     private JcclSettings(Map<String, String> env, Map<String, String> properties) {
         this.environment = Collections.unmodifiableMap(new HashMap<>(env));
@@ -134,6 +147,33 @@ public final class JcclSettings {
                 : Path.of(properties.getOrDefault("user.home", ""), ".jccl", "tune.properties");
         String python = value(env, TORCH_PYTHON_ENV);
         this.torchPython = python != null ? python : TORCH_PYTHON_DEFAULT;
+        String fr = value(env, FLIGHT_RECORDER_DIR_ENV);
+        this.flightRecorderDir = fr == null ? null : path(FLIGHT_RECORDER_DIR_ENV, fr);
+        this.flightRecorderEntries = (int) number(env, FLIGHT_RECORDER_ENTRIES_ENV, FLIGHT_RECORDER_ENTRIES_DEFAULT,
+                v -> v >= 0 && v <= 1_000_000, "a whole number of entries from 0 to 1000000");
+        String debug = value(env, DEBUG_ENV);
+        this.debugLevel = debug == null ? "WARN" : debug.toUpperCase(java.util.Locale.ROOT);
+        if (!java.util.List.of("WARN", "INFO", "TRACE").contains(debugLevel)) {
+            throw bad(DEBUG_ENV, debug, "WARN, INFO or TRACE");
+        }
+        this.debugSubsystems = subsystems(value(env, DEBUG_SUBSYS_ENV));
+    }
+
+    /** The subsystems that {@code JCCL_DEBUG_SUBSYS} names (every one when unset or ALL). */
+    private static java.util.Set<String> subsystems(String v) {
+        java.util.List<String> all = java.util.List.of("INIT", "COLL", "NET", "SHM", "TUNE");
+        if (v == null || v.equalsIgnoreCase("ALL")) {
+            return java.util.Set.copyOf(all);
+        }
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        for (String part : v.split(",")) {
+            String name = part.trim().toUpperCase(java.util.Locale.ROOT);
+            if (!all.contains(name)) {
+                throw bad(DEBUG_SUBSYS_ENV, v, "a comma list of INIT, COLL, NET, SHM, TUNE, or ALL");
+            }
+            out.add(name);
+        }
+        return java.util.Collections.unmodifiableSet(out);
     }
 
     /**
@@ -285,6 +325,26 @@ public final class JcclSettings {
         return torchPython;
     }
 
+    /** {@code JCCL_FLIGHT_RECORDER_DIR}: where each rank writes its flight record, or null (nowhere). */
+    public Path flightRecorderDir() {
+        return flightRecorderDir;
+    }
+
+    /** {@code JCCL_FLIGHT_RECORDER_ENTRIES}: how many calls each rank's flight recorder keeps; 2,000. */
+    public int flightRecorderEntries() {
+        return flightRecorderEntries;
+    }
+
+    /** {@code JCCL_DEBUG}: {@code WARN} (the default), {@code INFO} or {@code TRACE}. */
+    public String debugLevel() {
+        return debugLevel;
+    }
+
+    /** {@code JCCL_DEBUG_SUBSYS}: the subsystems that log at INFO and TRACE (every one by default). */
+    public java.util.Set<String> debugSubsystems() {
+        return debugSubsystems;
+    }
+
     @Override
     public String toString() {
         return "JcclSettings[timeout=" + timeout + ", trace=" + tracePrefix + ", algorithms=" + algorithms
@@ -295,7 +355,8 @@ public final class JcclSettings {
                 + shmDirectory + ", shmRingBytes=" + shmRingBytes + ", shmArenaBytes=" + shmArenaBytes
                 + ", shmRegisteredBytes=" + shmRegisteredBytes + ", localArenaBytes=" + localArenaBytes
                 + ", oversubscribedSpins=" + oversubscribedSpins + ", tuneFile=" + tuneFile + ", torchPython="
-                + torchPython + "]";
+                + torchPython + ", flightRecorderDir=" + flightRecorderDir + ", flightRecorderEntries="
+                + flightRecorderEntries + ", debug=" + debugLevel + " " + debugSubsystems + "]";
     }
 
     private static Duration timeout(Map<String, String> env, Map<String, String> properties) {

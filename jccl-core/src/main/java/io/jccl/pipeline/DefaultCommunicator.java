@@ -37,6 +37,9 @@ public final class DefaultCommunicator implements Communicator {
     private final OrderedExecution execution;
     private final PointToPoint pointToPoint;
     private final SubGroups subGroups;
+    private final Diagnostics diagnostics;
+    /** Whether this communicator made {@link #diagnostics} (a world communicator) and so ends it. */
+    private final boolean ownsDiagnostics;
 
     /** The id of the communicator that {@link #connectBarrier} runs on: no sub-group gets it. */
     static final int BOOTSTRAP_ID = 0x3FFFFFFF;
@@ -47,7 +50,8 @@ public final class DefaultCommunicator implements Communicator {
      * sequence number of the world communicator: the user's first call is #0 in every error and trace.
      */
     public static void connectBarrier(Transport transport, CommunicatorConfig config) {
-        new DefaultCommunicator(transport, BOOTSTRAP_ID, config.withTrace(null))
+        new DefaultCommunicator(transport, BOOTSTRAP_ID, config.withTrace(null),  null,
+                new Diagnostics(transport.rank(), transport.size(), config, false))
                 .barrier(CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DISSEMINATION));
     }
 
@@ -61,19 +65,57 @@ public final class DefaultCommunicator implements Communicator {
      * every member must agree on and no other live communicator over the same ranks may use.
      */
     public DefaultCommunicator(Transport transport, int communicatorId, CommunicatorConfig config) {
-        this(transport, communicatorId, config, null);
+        this(transport, communicatorId, config, null, null);
     }
 
-    /** A sub-group's communicator ({@link SubGroups}), writing to its parent's trace (null: none). */
-    DefaultCommunicator(Transport transport, int communicatorId, CommunicatorConfig config, TraceWriter parentTrace) {
+    /**
+     * A sub-group's communicator ({@link SubGroups}), writing to its parent's trace (null: none) and flight
+     * recorder (null: a world communicator, which makes its own).
+     */
+    DefaultCommunicator(Transport transport, int communicatorId, CommunicatorConfig config, TraceWriter parentTrace,
+                        Diagnostics parentDiagnostics) {
         this.transport = Objects.requireNonNull(transport, "transport");
-        this.trace = new CallTrace(config, transport, communicatorId, parentTrace);
         Objects.requireNonNull(config, "config");
-        this.failures = new FailurePropagation(transport, communicatorId);
+        this.trace = new CallTrace(config, transport, communicatorId, parentTrace);
+        this.ownsDiagnostics = parentDiagnostics == null;
+        this.diagnostics = parentDiagnostics != null ? parentDiagnostics
+                : new Diagnostics(transport.rank(), transport.size(), config, true);
+        this.failures = new FailurePropagation(transport, communicatorId, diagnostics);
         this.calls = new CallFactory(transport, config);
-        this.execution = new OrderedExecution(transport, communicatorId, counters, failures, trace);
-        this.pointToPoint = new PointToPoint(transport, communicatorId, config, counters, calls.checks(), failures);
-        this.subGroups = new SubGroups(this, transport, communicatorId, config, trace.writer());
+        this.execution = new OrderedExecution(transport, communicatorId, counters, failures, trace, diagnostics,
+                worldRanks(transport));
+        this.pointToPoint = new PointToPoint(transport, communicatorId, config, counters, calls.checks(), failures,
+                diagnostics);
+        this.subGroups = new SubGroups(this, transport, communicatorId, config, trace.writer(), diagnostics);
+    }
+
+    /** The world rank (the recorder's numbering) of each rank of {@code t}. */
+    private static int[] worldRanks(Transport t) {
+        int[] ranks = new int[t.size()];
+        for (int i = 0; i < ranks.length; i++) {
+            ranks[i] = t instanceof io.jccl.transport.SubTransport ? ((io.jccl.transport.SubTransport) t).worldRank(i)
+                    : i;
+        }
+        return ranks;
+    }
+
+    /**
+     * This rank's flight record as JSON (see {@code docs/diagnostics.md}): the last calls of this communicator,
+     * of the communicator it was split from and of every sub-group of theirs.
+     */
+    @Override
+    public String flightRecorderJson() {
+        return diagnostics.json("asked for by the program");
+    }
+
+    @Override
+    public java.nio.file.Path dumpFlightRecorder() {
+        java.nio.file.Path f = diagnostics.dump("asked for by the program");
+        if (f == null && diagnostics.file() == null) {
+            throw new IllegalStateException("dumpFlightRecorder: JCCL_FLIGHT_RECORDER_DIR is not set; "
+                    + "flightRecorderJson() returns the record instead");
+        }
+        return f;
     }
 
     @Override
@@ -290,6 +332,9 @@ public final class DefaultCommunicator implements Communicator {
         trace.close();
         execution.shutdown();
         pointToPoint.shutdown();
+        if (ownsDiagnostics) {
+            diagnostics.close();
+        }
         transport.close();
     }
 }

@@ -38,9 +38,12 @@ final class FailurePropagation {
     /** Why this rank ended its own calls (close or abort), or null. */
     private volatile String localEnd;
 
-    FailurePropagation(Transport transport, int communicatorId) {
+    private final Diagnostics diagnostics;
+
+    FailurePropagation(Transport transport, int communicatorId, Diagnostics diagnostics) {
         this.transport = transport;
         this.communicatorId = communicatorId;
+        this.diagnostics = diagnostics;
     }
 
     private int rank() {
@@ -89,6 +92,7 @@ final class FailurePropagation {
             } else {
                 notifyPeers(rank(), e.getMessage());
             }
+            diagnostics.dumpOnFailure(e.getMessage());
         }
         return e;
     }

@@ -26,6 +26,8 @@ final class OrderedExecution {
     private final TrafficCounters counters;
     private final FailurePropagation failures;
     private final CallTrace trace;
+    private final Diagnostics diagnostics;
+    private final io.jccl.instrument.FlightRecorder.Progress progress;
     private final ArrayPool scratch = new ArrayPool();
 
     private final Object turn = new Object();
@@ -37,25 +39,34 @@ final class OrderedExecution {
     private ExecutorService async;
 
     OrderedExecution(Transport transport, int communicatorId, TrafficCounters counters, FailurePropagation failures,
-                     CallTrace trace) {
+                     CallTrace trace, Diagnostics diagnostics, int[] members) {
         this.transport = transport;
         this.communicatorId = communicatorId;
         this.counters = counters;
         this.failures = failures;
         this.trace = trace;
+        this.diagnostics = diagnostics;
+        this.progress = diagnostics.recorder().progress(communicatorId, members);
     }
 
     void runSync(PreparedCall p) {
         long seq = takeSequence(p.op());
-        execute(p, seq);
+        execute(p, seq, schedule(p, seq));
+    }
+
+    /** The call's entry in the flight recorder, made when the call takes its sequence number. */
+    private long schedule(PreparedCall p, long seq) {
+        return diagnostics.recorder().scheduled(communicatorId, false, p.op(), seq, p.dtype(), p.count(), p.root(),
+                p.algorithm(), p.timeout().toMillis());
     }
 
     Work runAsync(PreparedCall p) {
         long seq = takeSequence(p.op());
+        long record = schedule(p, seq);
         CompletableFuture<Void> future = new CompletableFuture<>();
         asyncExecutor().execute(() -> {
             try {
-                execute(p, seq);
+                execute(p, seq, record);
                 future.complete(null);
             } catch (Throwable t) {
                 future.completeExceptionally(t);
@@ -71,13 +82,21 @@ final class OrderedExecution {
         }
     }
 
-    private void execute(PreparedCall p, long seq) {
+    private void execute(PreparedCall p, long seq, long record) {
         awaitTurn(seq);
+        io.jccl.instrument.FlightRecorder recorder = diagnostics.recorder();
         try {
-            failures.checkStart(p.op());
+            try {
+                failures.checkStart(p.op());
+            } catch (RuntimeException e) {
+                recorder.failed(record, e.getMessage());
+                throw e;
+            }
             Signature sig = new Signature(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm());
             CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(),
                     counters, scratch);
+            call.observe(recorder, record);
+            recorder.started(record, progress, seq);
             counters.add(p.op(), Counter.CALLS, 1);
             long startNanos = System.nanoTime();
             long startMicros = trace.startMicros();
@@ -91,9 +110,11 @@ final class OrderedExecution {
                     p.implementation().end(call);
                 }
                 trace.record(call, startMicros, startNanos, null);
+                recorder.completed(record);
             } catch (RuntimeException e) {
                 RuntimeException end = failures.ended(p.op(), seq, e);
                 trace.record(call, startMicros, startNanos, end);
+                recorder.failed(record, end.getMessage());
                 throw failures.fail(end);
             } finally {
                 failures.exitCall();

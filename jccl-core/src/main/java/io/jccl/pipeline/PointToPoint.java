@@ -50,8 +50,11 @@ final class PointToPoint {
     /** Guarded by {@code this}. */
     private boolean shutDown;
 
+    private final Diagnostics diagnostics;
+
     PointToPoint(Transport transport, int communicatorId, CommunicatorConfig config, TrafficCounters counters,
-                 ArgumentChecks checks, FailurePropagation failures) {
+                 ArgumentChecks checks, FailurePropagation failures, Diagnostics diagnostics) {
+        this.diagnostics = diagnostics;
         this.transport = transport;
         this.communicatorId = communicatorId;
         this.config = config;
@@ -157,11 +160,19 @@ final class PointToPoint {
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig,
                 config.timeout(), counters);
         counters.add(OpType.SEND, Counter.CALLS, 1);
+        io.jccl.instrument.FlightRecorder recorder = diagnostics.recorder();
+        long record = recorder.scheduled(communicatorId, true, OpType.SEND, seq, tensor.dtype(), tensor.count(), dst,
+                Algorithm.DIRECT, config.timeout().toMillis());
+        recorder.started(record, null, seq);
+        call.observe(recorder, record);
         failures.enterCall();
         try {
             call.send(dst, Staging.stage(tensor));
+            recorder.completed(record);
         } catch (RuntimeException e) {
-            throw failures.fail(failures.ended(OpType.SEND, sig.sequence(), e));
+            RuntimeException end = failures.ended(OpType.SEND, sig.sequence(), e);
+            recorder.failed(record, end.getMessage());
+            throw failures.fail(end);
         } finally {
             failures.exitCall();
         }
@@ -174,13 +185,21 @@ final class PointToPoint {
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig, timeout,
                 counters);
         counters.add(OpType.RECV, Counter.CALLS, 1);
+        io.jccl.instrument.FlightRecorder recorder = diagnostics.recorder();
+        long record = recorder.scheduled(communicatorId, true, OpType.RECV, seq, tensor.dtype(), tensor.count(), src,
+                Algorithm.DIRECT, timeout.toMillis());
+        recorder.started(record, null, seq);
+        call.observe(recorder, record);
         failures.enterCall();
         try {
             Buf b = Staging.stage(tensor);
             call.recvInto(src, b);
             Staging.unstage(tensor, b);
+            recorder.completed(record);
         } catch (RuntimeException e) {
-            throw failures.fail(failures.ended(OpType.RECV, sig.sequence(), e));
+            RuntimeException end = failures.ended(OpType.RECV, sig.sequence(), e);
+            recorder.failed(record, end.getMessage());
+            throw failures.fail(end);
         } finally {
             failures.exitCall();
         }

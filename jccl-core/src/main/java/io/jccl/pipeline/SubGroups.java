@@ -24,8 +24,11 @@ final class SubGroups {
     /** Splits so far; guarded by {@code this}. */
     private int splits;
 
+    private final Diagnostics diagnostics;
+
     SubGroups(Communicator parent, Transport transport, int communicatorId, CommunicatorConfig config,
-              TraceWriter trace) {
+              TraceWriter trace, Diagnostics diagnostics) {
+        this.diagnostics = diagnostics;
         this.parent = parent;
         this.transport = transport;
         this.communicatorId = communicatorId;
@@ -60,7 +63,7 @@ final class SubGroups {
             }
         }
         return new DefaultCommunicator(new SubTransport(transport, parentRanks, childRank),
-                childId(communicatorId, splitIndex, color), config, trace);
+                childId(communicatorId, splitIndex, color), config, trace, diagnostics);
     }
 
     /**
@@ -107,7 +110,7 @@ final class SubGroups {
         h *= 0xBF58476D1CE4E5B9L;
         h ^= h >>> 29;
         int id = (int) (h & 0x3FFFFFFF);
-        if (id == DefaultCommunicator.BOOTSTRAP_ID) {
+        if (id == DefaultCommunicator.BOOTSTRAP_ID || id == io.jccl.step.ProgressExchange.CONTROL_ID) {
             id = 1;
         }
         return id == 0 || id == parentId ? id + 1 : id;

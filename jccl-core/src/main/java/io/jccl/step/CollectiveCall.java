@@ -48,6 +48,10 @@ public final class CollectiveCall {
     private final java.util.BitSet peersReceived = new java.util.BitSet();
 
     private final io.jccl.transport.ArrayPool scratch;
+    /** The flight recorder that learns where this call waits, or null; and this call's record there. */
+    private io.jccl.instrument.FlightRecorder recorder;
+    private long recordId = -1;
+
     /** Receives posted and not yet completed, oldest first (shared with the calls of {@link #subgroup}s). */
     private final java.util.ArrayList<Receive> outstanding;
     /** Added to every step this call sets: a {@link #subgroup}'s phase numbers its steps after its parent's. */
@@ -81,6 +85,8 @@ public final class CollectiveCall {
     }
 
     private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase) {
+        this.recorder = parent.recorder;
+        this.recordId = parent.recordId;
         this.transport = parent.transport;
         this.stream = parent.stream;
         this.signature = parent.signature;
@@ -135,6 +141,12 @@ public final class CollectiveCall {
     /** The transport's rank of this call's rank {@code peer}. */
     private int w(int peer) {
         return members == null ? peer : members[peer];
+    }
+
+    /** Has {@code r} learn, under record {@code id}, the step and peer this call waits at (and its subgroups'). */
+    public void observe(io.jccl.instrument.FlightRecorder r, long id) {
+        this.recorder = r;
+        this.recordId = id;
     }
 
     /** This rank as the transport numbers it: what errors and frame headers carry. */
@@ -329,6 +341,9 @@ public final class CollectiveCall {
     private Frame await(Receive r) {
         int peer = r.peer;
         long sliceNanos = FIRST_SLICE_NANOS;
+        if (recorder != null) {
+            recorder.waiting(recordId, w(peer), r.expectedStep);
+        }
         try {
             while (true) {
                 long now = System.nanoTime();
@@ -337,11 +352,13 @@ public final class CollectiveCall {
                     return f;
                 }
                 if (System.nanoTime() - deadlineNanos >= 0) {
-                    throw new CollectiveTimeoutException(self(), signature.op(), signature.sequence(), w(peer),
-                            r.expectedStep, describeStep(r.expectedStep, r.expectedPhase), timeout);
+                    throw timedOut(w(peer), r.expectedStep, describeStep(r.expectedStep, r.expectedPhase));
                 }
                 if (Streams.isCollective(stream)) {
                     checkOtherPeers(w(peer));
+                }
+                if (recorder != null) {
+                    ProgressExchange.answer(transport, recorder);
                 }
                 sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
             }
@@ -350,6 +367,39 @@ public final class CollectiveCall {
             throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self() + ": "
                     + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
                     + w(peer) + " at " + describeStep(r.expectedStep, r.expectedPhase), e);
+        }
+    }
+
+    /**
+     * The timeout of this call, which waited for {@code peer} at {@code atStep}: on a collective stream, first asks
+     * every rank of the communicator how far it got ({@link ProgressExchange}), for up to a quarter of the timeout
+     * (0.2 to 2 s), so that the exception names the ranks that never reached the call; a peer's abort that arrives
+     * meanwhile is raised instead.
+     */
+    private RuntimeException timedOut(int peer, int atStep, String where) {
+        int comm = Streams.communicatorOf(stream);
+        io.jccl.instrument.FlightRecorder.Progress progress = recorder == null ? null : recorder.progressOf(comm);
+        if (progress == null || !Streams.isCollective(stream)) {
+            return new CollectiveTimeoutException(self(), signature.op(), signature.sequence(), peer, atStep, where,
+                    timeout);
+        }
+        long window = Math.min(2_000_000_000L, Math.max(200_000_000L, timeout.toNanos() / 4));
+        ProgressExchange.Report[] reports = ProgressExchange.ask(transport, recorder, comm, progress.members(),
+                signature.sequence(), window, this::throwAnyAbort);
+        String named = ProgressExchange.culprits(reports, signature.op(), signature.sequence(), window / 1_000_000);
+        int culprit = ProgressExchange.firstCulprit(reports, signature.sequence());
+        return new CollectiveTimeoutException(self(), signature.op(), signature.sequence(), culprit >= 0 ? culprit
+                : peer, peer, atStep, where, timeout, named);
+    }
+
+    /** Raises the abort a peer sent for this call's communicator, if one waits (a departure is not one). */
+    private void throwAnyAbort() {
+        for (int p = 0; p < transport.size(); p++) {
+            Frame abort = p == self() ? null : transport.pendingAbort(p, stream);
+            if (abort != null && !abort.isDeparture()) {
+                throw new PeerAbortedException(self(), signature.op(), signature.sequence(), abort.header().source(),
+                        new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
+            }
         }
     }
 
@@ -423,6 +473,9 @@ public final class CollectiveCall {
      */
     public void awaitArena(io.jccl.transport.SharedArena a, int which, long value) {
         long sliceNanos = FIRST_SLICE_NANOS;
+        if (recorder != null) {
+            recorder.waiting(recordId, -1, step);
+        }
         while (true) {
             int behind;
             try {
@@ -439,9 +492,11 @@ public final class CollectiveCall {
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);
             }
+            if (recorder != null) {
+                ProgressExchange.answer(transport, recorder);
+            }
             if (System.nanoTime() - deadlineNanos >= 0) {
-                throw new CollectiveTimeoutException(rank(), signature.op(), signature.sequence(), behind, step,
-                        describeStep(), timeout);
+                throw timedOut(behind, step, describeStep());
             }
             sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
         }

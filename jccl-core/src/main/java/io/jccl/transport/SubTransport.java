@@ -48,6 +48,17 @@ public final class SubTransport implements Transport {
         return members[child];
     }
 
+    /** The transport at the root of the sub-transports: the world's. */
+    public Transport root() {
+        return parent instanceof SubTransport ? ((SubTransport) parent).root() : parent;
+    }
+
+    /** The rank of child rank {@code child} in the transport at the root of the sub-transports. */
+    public int worldRank(int child) {
+        int r = members[child];
+        return parent instanceof SubTransport ? ((SubTransport) parent).worldRank(r) : r;
+    }
+
     /** The parent's hosts of the members, renumbered 0, 1, ... in the order of their lowest child rank. */
     @Override
     public int[] hostOf() {

@@ -1,0 +1,155 @@
+package io.jccl.pipeline;
+
+import io.jccl.CommunicatorConfig;
+import io.jccl.instrument.FlightRecorder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+
+/**
+ * One rank's flight recorder and where it is written ({@code JCCL_FLIGHT_RECORDER_DIR}): shared by a world
+ * communicator and its sub-groups. The record is written, as {@code jccl_fr_rank<r>.json}, when a call of any of
+ * them fails (a timeout, an abort, a disagreement; the first failure only), when the program asks
+ * ({@code Communicator.dumpFlightRecorder()}), and when a file named {@code dump} in the directory is created or
+ * touched (every live rank of every process that uses the directory writes its record within about a second).
+ */
+public final class Diagnostics {
+    private static final Logger LOG = LoggerFactory.getLogger("io.jccl.COLL");
+    /** The file whose creation or change asks every rank using the directory for its record. */
+    public static final String TRIGGER = "dump";
+
+    private final FlightRecorder recorder;
+    private final Path dir;
+    private final int worldSize;
+    private volatile boolean dumpedOnFailure;
+
+    /**
+     * The diagnostics of rank {@code rank} of a world of {@code worldSize}; a {@code persistent} one writes to
+     * {@code JCCL_FLIGHT_RECORDER_DIR}, the rendezvous's own (not persistent) nowhere.
+     */
+    Diagnostics(int rank, int worldSize, CommunicatorConfig config, boolean persistent) {
+        this.recorder = new FlightRecorder(rank, persistent ? config.settings().flightRecorderEntries() : 0);
+        this.dir = persistent ? config.settings().flightRecorderDir() : null;
+        this.worldSize = worldSize;
+        if (dir != null) {
+            Trigger.watch(this);
+        }
+    }
+
+    FlightRecorder recorder() {
+        return recorder;
+    }
+
+    /** The file this rank's record goes to, or null when no directory is set. */
+    Path file() {
+        return dir == null ? null : dir.resolve("jccl_fr_rank" + recorder.rank() + ".json");
+    }
+
+    /** This rank's record as JSON; {@code reason} says why it was taken. */
+    String json(String reason) {
+        return recorder.toJson(worldSize, reason);
+    }
+
+    /**
+     * Writes the record into the directory (atomically: a reader sees the old file or the new one) and returns the
+     * file; null when no directory is set.
+     */
+    Path dump(String reason) {
+        Path f = file();
+        if (f == null) {
+            return null;
+        }
+        try {
+            Files.createDirectories(dir);
+            Path tmp = Files.createTempFile(dir, ".jccl_fr_rank" + recorder.rank() + "-", ".tmp");
+            Files.writeString(tmp, json(reason), StandardCharsets.UTF_8);
+            Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            LOG.warn("rank {}: flight record written to {} ({})", recorder.rank(), f, reason);
+            return f;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("rank {}: could not write the flight record to {}: {}", recorder.rank(), f, e.toString());
+            return null;
+        }
+    }
+
+    /** Writes the record for the first failure of any communicator sharing it. */
+    void dumpOnFailure(String reason) {
+        if (dir == null || dumpedOnFailure) {
+            return;
+        }
+        dumpedOnFailure = true;
+        dump(reason);
+    }
+
+    /** Stops watching the trigger file for this rank (its world communicator closed). */
+    void close() {
+        Trigger.unwatch(this);
+    }
+
+    /**
+     * The one daemon thread per JVM that watches the trigger files of the live ranks' directories, every 500 ms,
+     * and has each rank write its record when a trigger file appears or changes.
+     */
+    private static final class Trigger {
+        private static final Set<Diagnostics> WATCHED = Collections.newSetFromMap(new WeakHashMap<>());
+        private static final Map<Path, Long> SEEN = new java.util.HashMap<>();
+        private static Thread thread;
+
+        static synchronized void watch(Diagnostics d) {
+            WATCHED.add(d);
+            SEEN.computeIfAbsent(d.dir, Trigger::stamp);
+            if (thread == null) {
+                thread = new Thread(Trigger::loop, "jccl-flight-recorder-trigger");
+                thread.setDaemon(true);
+                thread.start();
+            }
+        }
+
+        static synchronized void unwatch(Diagnostics d) {
+            WATCHED.remove(d);
+        }
+
+        /** The trigger file's modification time, or -1 when there is none. */
+        private static long stamp(Path dir) {
+            try {
+                return Files.getLastModifiedTime(dir.resolve(TRIGGER)).toMillis();
+            } catch (IOException e) {
+                return -1;
+            }
+        }
+
+        private static void loop() {
+            while (true) {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                java.util.List<Diagnostics> due = new java.util.ArrayList<>();
+                synchronized (Trigger.class) {
+                    Map<Path, Long> now = new java.util.HashMap<>();
+                    for (Diagnostics d : WATCHED) {
+                        long stamp = now.computeIfAbsent(d.dir, Trigger::stamp);
+                        Long seen = SEEN.get(d.dir);
+                        if (stamp >= 0 && (seen == null || stamp != seen)) {
+                            due.add(d);
+                        }
+                    }
+                    SEEN.putAll(now);
+                }
+                for (Diagnostics d : due) {
+                    d.dump("asked for: " + d.dir.resolve(TRIGGER) + " changed");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,243 @@
+package io.jccl.step;
+
+import io.jccl.DataType;
+import io.jccl.OpType;
+import io.jccl.instrument.FlightRecorder;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.PeerLostException;
+import io.jccl.transport.Streams;
+import io.jccl.transport.SubTransport;
+import io.jccl.transport.Transport;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Who is stuck, asked before a timeout is raised: the rank whose call timed out asks every rank of the call's
+ * communicator how far it got (the last call it entered there, and the step and rank it waits for), and names the
+ * ranks that never reached the call, not the neighbour it happened to wait for. A rank answers while it waits in
+ * any call of its own (every slice of {@link CollectiveCall}'s waits), so a rank that is stopped, hung, or busy
+ * outside jccl does not answer: that is what names it.
+ *
+ * <p>The questions and answers are frames of the frame layout ({@link FrameDescriptor}), type DATA, on a stream of
+ * their own ({@link #STREAM}, communicator {@link #CONTROL_ID}), between the ranks of the world's transport. Their
+ * payload is INT64:
+ * <pre>
+ *   question: [ 0 = QUESTION, communicator id, sequence number asked about ]
+ *   answer:   [ 1 = ANSWER,   communicator id, last sequence number entered (-1 none, -2 unknown communicator),
+ *               step waited at (-1: not waiting), rank waited for (of that communicator, -1: none) ]
+ * </pre>
+ */
+public final class ProgressExchange {
+    /** The communicator id of the questions' stream: no communicator gets it. */
+    public static final int CONTROL_ID = 0x3FFFFFFE;
+    /** The stream of questions and answers. */
+    public static final int STREAM = Streams.pointToPoint(CONTROL_ID);
+    private static final long QUESTION = 0;
+    private static final long ANSWER = 1;
+
+    private ProgressExchange() {
+    }
+
+    /** What one rank said (or that it said nothing). */
+    public static final class Report {
+        /** The rank, of the call's communicator. */
+        public final int rank;
+        /** Whether it answered within the window. */
+        public final boolean answered;
+        /** The last sequence number it entered on the communicator (-1: none, -2: it has no such communicator). */
+        public final long entered;
+        /** The step it waits at, or -1. */
+        public final long step;
+        /** The rank (of the communicator) it waits for, or -1. */
+        public final long waitingFor;
+        /** Why it cannot answer (it died, closed), or null. */
+        public final String gone;
+
+        Report(int rank, boolean answered, long entered, long step, long waitingFor, String gone) {
+            this.rank = rank;
+            this.answered = answered;
+            this.entered = entered;
+            this.step = step;
+            this.waitingFor = waitingFor;
+            this.gone = gone;
+        }
+    }
+
+    private static Transport root(Transport t) {
+        return t instanceof SubTransport ? ((SubTransport) t).root() : t;
+    }
+
+    private static void send(Transport world, int dst, long[] payload) {
+        FrameHeader h = new Signature(OpType.BARRIER, -1, DataType.INT64, payload.length, -1, null, null)
+                .header(FrameDescriptor.TYPE_DATA, world.rank(), 0, payload.length, STREAM);
+        world.send(dst, h, DataType.INT64, payload, 0);
+    }
+
+    /**
+     * Answers every question waiting for this rank, from what {@code recorder} knows; drops stray answers. Never
+     * waits; never throws (a peer that cannot be told is left alone).
+     */
+    public static void answer(Transport transport, FlightRecorder recorder) {
+        Transport world = root(transport);
+        for (int src = 0; src < world.size(); src++) {
+            if (src != world.rank()) {
+                drain(world, src, recorder, null);
+            }
+        }
+    }
+
+    /**
+     * Reads the frames waiting from {@code src}: answers its questions; an answer goes into {@code answers} (by world
+     * rank) when that is not null. Returns why {@code src} is gone (it died, left), or null.
+     */
+    private static String drain(Transport world, int src, FlightRecorder recorder, long[][] answers) {
+        while (true) {
+            Frame f;
+            try {
+                f = world.receive(src, STREAM, System.nanoTime());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            } catch (RuntimeException e) { // the peer is gone: nothing to answer
+                return e.getMessage() == null ? e.toString() : e.getMessage();
+            }
+            if (f == null) {
+                return null;
+            }
+            if (f.header().isAbort()) {
+                return f.payload() instanceof byte[]
+                        ? new String((byte[]) f.payload(), java.nio.charset.StandardCharsets.UTF_8) : "it is gone";
+            }
+            long[] p = f.payload() instanceof long[] ? ((long[]) f.payload()).clone() : null;
+            world.release(f);
+            if (p == null || p.length < 3) {
+                continue;
+            }
+            if (p[0] == QUESTION) {
+                FlightRecorder.Progress progress = recorder.progressOf((int) p[1]);
+                long entered = progress == null ? -2 : progress.entered();
+                int[] wait = progress == null ? new int[] {-1, -1} : recorder.waitOf(progress);
+                try {
+                    send(world, src, new long[] {ANSWER, p[1], entered, wait[0], wait[1]});
+                } catch (RuntimeException e) {
+                    // it cannot be told: it learns nothing, as if this rank had not answered
+                }
+            } else if (p[0] == ANSWER && answers != null && p.length >= 5) {
+                answers[src] = p;
+            }
+        }
+    }
+
+    /**
+     * Asks every other rank of communicator {@code comm} (ranks {@code members}, world ranks in communicator order)
+     * how far it got, answering their questions meanwhile, for up to {@code windowNanos} or until all have
+     * answered; {@code stop} is run between looks (it throws to end the wait, e.g. on a peer's abort). The reports
+     * are in communicator rank order, this rank's own left null.
+     */
+    public static Report[] ask(Transport transport, FlightRecorder recorder, int comm, int[] members, long seq,
+                               long windowNanos, Runnable stop) {
+        Transport world = root(transport);
+        long[][] answers = new long[world.size()][];
+        String[] gone = new String[world.size()];
+        for (int m : members) {
+            if (m == world.rank()) {
+                continue;
+            }
+            try {
+                send(world, m, new long[] {QUESTION, comm, seq});
+            } catch (PeerLostException e) {
+                gone[m] = e.getMessage();
+            } catch (RuntimeException e) {
+                gone[m] = e.getMessage() == null ? e.toString() : e.getMessage();
+            }
+        }
+        long end = System.nanoTime() + windowNanos;
+        while (true) {
+            boolean all = true;
+            for (int m : members) {
+                if (m == world.rank() || gone[m] != null) {
+                    continue;
+                }
+                String why = drain(world, m, recorder, answers);
+                if (answers[m] == null || answers[m][1] != comm) {
+                    answers[m] = null;
+                    if (why != null) {
+                        gone[m] = why;
+                    } else {
+                        all = false;
+                    }
+                }
+            }
+            answer(world, recorder); // the ranks outside this communicator that ask too
+            if (all || System.nanoTime() - end >= 0) {
+                break;
+            }
+            stop.run();
+            LockSupport.parkNanos(1_000_000L);
+        }
+        Report[] out = new Report[members.length];
+        for (int i = 0; i < members.length; i++) {
+            int m = members[i];
+            if (m == world.rank()) {
+                continue;
+            }
+            long[] a = answers[m];
+            out[i] = a == null ? new Report(i, false, -1, -1, -1, gone[m]) : new Report(i, true, a[2], a[3], a[4], null);
+        }
+        return out;
+    }
+
+    /**
+     * The sentence that names the ranks that never reached call {@code seq} (of {@code op}), and what the others
+     * wait for; null when every rank entered it (then the wait itself is the news).
+     */
+    public static String culprits(Report[] reports, OpType op, long seq, long windowMillis) {
+        List<String> missing = new ArrayList<>();
+        List<Integer> waiting = new ArrayList<>();
+        StringBuilder waits = new StringBuilder();
+        for (Report r : reports) {
+            if (r == null) {
+                continue;
+            }
+            if (!r.answered) {
+                missing.add("rank " + r.rank + " never entered " + op.label() + " #" + seq + " ("
+                        + (r.gone != null ? r.gone : "it did not answer within " + windowMillis
+                        + " ms: stopped, hung, or busy outside jccl") + ")");
+            } else if (r.entered < seq) {
+                missing.add("rank " + r.rank + " never entered " + op.label() + " #" + seq + " ("
+                        + (r.entered == -2 ? "it has no such communicator" : r.entered < 0 ? "it entered no call yet"
+                        : "its last call is #" + r.entered) + ")");
+            } else {
+                waiting.add(r.rank);
+                if (r.entered == seq && r.waitingFor >= 0) {
+                    waits.append(waits.length() == 0 ? "" : ", ").append("rank ").append(r.rank).append(" for rank ")
+                            .append(r.waitingFor);
+                }
+            }
+        }
+        if (missing.isEmpty()) {
+            return null;
+        }
+        StringBuilder b = new StringBuilder(String.join("; ", missing));
+        if (!waiting.isEmpty()) {
+            b.append("; ").append(waiting.size() == 1 ? "rank " : "ranks ")
+                    .append(waiting.toString().replaceAll("[\\[\\]]", "")).append(waiting.size() == 1 ? " is" : " are")
+                    .append(" in it too").append(waits.length() == 0 ? "" : " (waiting: " + waits + ")");
+        }
+        return b.toString();
+    }
+
+    /** The first rank {@link #culprits} names, or -1. */
+    public static int firstCulprit(Report[] reports, long seq) {
+        for (Report r : reports) {
+            if (r != null && (!r.answered || r.entered < seq)) {
+                return r.rank;
+            }
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,128 @@
+package io.jccl;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Every rank's last calls, written where and when the flight recorder says. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class FlightRecorderTest {
+
+    private static CommunicatorConfig config(Path dir, int entries) {
+        return JcclSettings.from(Map.of("JCCL_FLIGHT_RECORDER_DIR", dir.toString(), "JCCL_FLIGHT_RECORDER_ENTRIES",
+                Integer.toString(entries)), Map.of("java.io.tmpdir", dir.toString())).communicatorConfig();
+    }
+
+    private static int count(String json, String needle) {
+        Matcher m = Pattern.compile(Pattern.quote(needle)).matcher(json);
+        int n = 0;
+        while (m.find()) {
+            n++;
+        }
+        return n;
+    }
+
+    @Test
+    void recordsEveryCallWithTorchsFieldNames(@TempDir Path dir) {
+        List<String> json = Jccl.runThreads(3, config(dir, 100), c -> {
+            c.allReduce(new float[8]);
+            c.broadcast(new int[3], 2);
+            if (c.rank() == 0) {
+                c.send(Tensor.of(new long[2]), 1, 5);
+            } else if (c.rank() == 1) {
+                c.recv(Tensor.of(new long[2]), 0, 5);
+            }
+            Communicator g = c.newGroup(0, 1);
+            if (g != null) {
+                try (g) {
+                    g.barrier();
+                }
+            }
+            return c.flightRecorderJson();
+        });
+        String r1 = json.get(1);
+        assertTrue(r1.startsWith("{\"version\":\"jccl-fr-1\",\"rank\":1,\"world_size\":3"), r1);
+        assertTrue(r1.contains("\"profiling_name\":\"jccl:allReduce\",\"is_p2p\":false,\"state\":\"completed\""), r1);
+        assertTrue(r1.contains("\"collective_seq_id\":0") && r1.contains("\"input_dtypes\":[\"float32\"]")
+                && r1.contains("\"input_sizes\":[[8]]"), r1);
+        assertTrue(r1.contains("\"profiling_name\":\"jccl:broadcast\"") && r1.contains("\"root\":2"), r1);
+        assertTrue(r1.contains("\"p2p_seq_id\":0,\"profiling_name\":\"jccl:recv\",\"is_p2p\":true"), r1);
+        assertTrue(r1.contains("\"peer\":0"), r1);
+        assertTrue(r1.contains("\"profiling_name\":\"jccl:barrier\""), "the sub-group's calls too: " + r1);
+        assertTrue(r1.contains("\"duration_ms\":") && r1.contains("\"time_discovered_completed_ns\":"), r1);
+        assertEquals(0, count(r1, "\"state\":\"started\""), r1);
+    }
+
+    @Test
+    void keepsTheLastCallsOnly(@TempDir Path dir) {
+        String json = Jccl.runThreads(2, config(dir, 5), c -> {
+            for (int i = 0; i < 12; i++) {
+                c.allReduce(new int[] {i});
+            }
+            return c.flightRecorderJson();
+        }).get(0);
+        // the newGroup-free run made 12 allreduces (and the allgathers of none): the last 5 stay, oldest first
+        assertEquals(5, count(json, "\"record_id\":"), json);
+        assertTrue(json.contains("\"collective_seq_id\":7") && json.contains("\"collective_seq_id\":11"), json);
+        assertTrue(!json.contains("\"collective_seq_id\":6,"), json);
+    }
+
+    @Test
+    void everyRankWritesItsRecordWhenACallTimesOut(@TempDir Path dir) throws Exception {
+        assertThrows(JcclException.class, () -> Jccl.runThreads(3, config(dir, 100).withTimeout(
+                Duration.ofMillis(500)), c -> {
+            c.allReduce(new float[4]);
+            if (c.rank() == 2) {
+                Thread.sleep(2000); // never makes the second call in time
+                return null;
+            }
+            c.allReduce(new float[4]);
+            return null;
+        }));
+        for (int r = 0; r < 2; r++) {
+            Path f = dir.resolve("jccl_fr_rank" + r + ".json");
+            assertTrue(Files.exists(f), "rank " + r + " wrote " + f);
+            String json = Files.readString(f);
+            assertTrue(json.contains("\"state\":\"failed\"") && json.contains("rank 2 never entered allReduce #1"),
+                    json);
+            assertTrue(json.contains("\"collective_seq_id\":1"), json);
+        }
+    }
+
+    @Test
+    void aTouchedTriggerFileOrTheApiWritesTheRecord(@TempDir Path dir) throws Exception {
+        Jccl.run(2, config(dir, 100), c -> {
+            c.allReduce(new float[4]);
+            if (c.rank() == 0) {
+                Path f = c.dumpFlightRecorder();
+                assertEquals(dir.resolve("jccl_fr_rank0.json"), f);
+                Files.delete(f);
+                Files.writeString(dir.resolve("dump"), "now");
+            }
+            c.barrier();
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            Path mine = dir.resolve("jccl_fr_rank" + c.rank() + ".json");
+            while (!Files.exists(mine) && System.nanoTime() < until) {
+                Thread.sleep(50);
+            }
+            assertTrue(Files.exists(mine), "the trigger made rank " + c.rank() + " write its record");
+            assertTrue(Files.readString(mine).contains("changed"), Files.readString(mine));
+            c.barrier();
+        });
+        Jccl.run(1, JcclSettings.defaults().communicatorConfig(),
+                c -> assertThrows(IllegalStateException.class, c::dumpFlightRecorder));
+    }
+}
