@@ -355,6 +355,14 @@ public interface Communicator extends AutoCloseable {
         barrier(CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * A barrier with its own timeout that names every rank that did not arrive (torch's {@code monitored_barrier}):
+     * each rank reports to rank 0, which waits for all of them until {@code timeout}, then releases them, or fails
+     * listing every rank missing; the others fail with rank 0's message. Slower than {@link #barrier()} (rank 0
+     * hears from every rank): a debugging aid, as in torch.
+     */
+    void monitoredBarrier(java.time.Duration timeout);
+
     // ---- point to point
 
     /**

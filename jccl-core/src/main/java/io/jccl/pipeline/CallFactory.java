@@ -235,6 +235,54 @@ final class CallFactory {
                 });
     }
 
+    /**
+     * torch's {@code monitored_barrier}: every rank tells rank 0 it arrived, rank 0 waits for all of them until
+     * {@code timeout} and then releases them; if some never arrive, rank 0 fails naming every one of them (not
+     * only the first), and the others learn it from rank 0's abort. Its signature says algorithm DIRECT, so a rank
+     * in a plain barrier meanwhile is told apart.
+     */
+    PreparedCall monitoredBarrier(Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("monitoredBarrier: the timeout must be positive, got " + timeout);
+        }
+        CollectiveAlgorithm placeholder = registry.get(OpType.BARRIER, Algorithm.DISSEMINATION);
+        return new PreparedCall(OpType.BARRIER, DataType.UINT8, 0, 0, null, Algorithm.DIRECT, placeholder, timeout,
+                (call, algorithm) -> {
+                    int p = call.size();
+                    if (p == 1) {
+                        return;
+                    }
+                    Buf none = Buf.allocate(DataType.UINT8, 0);
+                    call.step(0, "monitored barrier: arrivals at rank 0");
+                    if (call.rank() != 0) {
+                        call.send(0, none);
+                        call.step(1, "monitored barrier: release from rank 0");
+                        call.recvInto(0, none);
+                        return;
+                    }
+                    int[] others = new int[p - 1];
+                    Buf[] into = new Buf[p - 1];
+                    for (int r = 1; r < p; r++) {
+                        others[r - 1] = r;
+                        into[r - 1] = none;
+                    }
+                    List<Integer> missing = call.arrivals(others, into);
+                    if (!missing.isEmpty()) {
+                        String who = missing.size() == 1 ? "rank " + missing.get(0)
+                                : "ranks " + missing.toString().replaceAll("[\\[\\]]", "");
+                        throw new io.jccl.CollectiveTimeoutException(call.rank(), OpType.BARRIER,
+                                call.signature().sequence(), missing.get(0), missing.get(0), 0,
+                                "a monitored barrier's arrivals", timeout, who + " never entered barrier #"
+                                + call.signature().sequence() + " (a monitored barrier: every rank that did not "
+                                + "arrive in time)");
+                    }
+                    call.step(1, "monitored barrier: release from rank 0");
+                    for (int r = 1; r < p; r++) {
+                        call.send(r, none);
+                    }
+                });
+    }
+
     PreparedCall barrier(CollectiveOptions o) {
         return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o,
                 (call, algorithm) -> algorithm.run(call, Operands.NONE));

@@ -256,6 +256,11 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     @Override
+    public void monitoredBarrier(java.time.Duration timeout) {
+        execution.runSync(calls.monitoredBarrier(timeout));
+    }
+
+    @Override
     public Work barrierAsync(CollectiveOptions options) {
         return execution.runAsync(calls.barrier(options));
     }

@@ -31,6 +31,7 @@ public final class Diagnostics {
     private final Path dir;
     private final int worldSize;
     private volatile boolean dumpedOnFailure;
+    private final io.jccl.instrument.DebugLog log;
 
     /**
      * The diagnostics of rank {@code rank} of a world of {@code worldSize}; a {@code persistent} one writes to
@@ -40,6 +41,7 @@ public final class Diagnostics {
         this.recorder = new FlightRecorder(rank, persistent ? config.settings().flightRecorderEntries() : 0);
         this.dir = persistent ? config.settings().flightRecorderDir() : null;
         this.worldSize = worldSize;
+        this.log = io.jccl.instrument.DebugLog.of(config.settings());
         if (dir != null) {
             Trigger.watch(this);
         }
@@ -47,6 +49,11 @@ public final class Diagnostics {
 
     FlightRecorder recorder() {
         return recorder;
+    }
+
+    /** What this rank logs ({@code JCCL_DEBUG}). */
+    io.jccl.instrument.DebugLog log() {
+        return log;
     }
 
     /** The file this rank's record goes to, or null when no directory is set. */

@@ -29,6 +29,7 @@ final class OrderedExecution {
     private final Diagnostics diagnostics;
     private final io.jccl.instrument.FlightRecorder.Progress progress;
     private final ArrayPool scratch = new ArrayPool();
+    private final io.jccl.instrument.DebugLog log;
 
     private final Object turn = new Object();
     /** Guarded by {@link #turn}. */
@@ -47,6 +48,7 @@ final class OrderedExecution {
         this.trace = trace;
         this.diagnostics = diagnostics;
         this.progress = diagnostics.recorder().progress(communicatorId, members);
+        this.log = diagnostics.log();
     }
 
     void runSync(PreparedCall p) {
@@ -97,7 +99,18 @@ final class OrderedExecution {
                     counters, scratch);
             call.observe(recorder, record);
             recorder.started(record, progress, seq);
+            if (log.isTrace(io.jccl.instrument.DebugLog.Subsys.COLL)) {
+                log.trace(io.jccl.instrument.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
+                        + "algorithm {}", transport.rank(), p.op().label(), seq, communicatorId, p.dtype().torchName(),
+                        p.count(), p.reduceOp() == null ? "" : ", " + p.reduceOp(), p.root() < 0 ? "" : ", root "
+                        + p.root(), p.algorithm());
+            }
             counters.add(p.op(), Counter.CALLS, 1);
+            io.jccl.instrument.CallEvent event = null;
+            if (io.jccl.instrument.CallEvent.isOn()) {
+                event = new io.jccl.instrument.CallEvent();
+                event.begin();
+            }
             long startNanos = System.nanoTime();
             long startMicros = trace.startMicros();
             failures.enterCall();
@@ -111,10 +124,12 @@ final class OrderedExecution {
                 }
                 trace.record(call, startMicros, startNanos, null);
                 recorder.completed(record);
+                commit(event, p, seq, call, false);
             } catch (RuntimeException e) {
                 RuntimeException end = failures.ended(p.op(), seq, e);
                 trace.record(call, startMicros, startNanos, end);
                 recorder.failed(record, end.getMessage());
+                commit(event, p, seq, call, true);
                 throw failures.fail(end);
             } finally {
                 failures.exitCall();
@@ -122,6 +137,24 @@ final class OrderedExecution {
         } finally {
             passTurn();
         }
+    }
+
+    /** Ends the JFR event of a call, if a recording asked for it. */
+    private void commit(io.jccl.instrument.CallEvent event, PreparedCall p, long seq, CollectiveCall call,
+                        boolean failed) {
+        if (event == null) {
+            return;
+        }
+        event.end();
+        event.operation = p.op().label();
+        event.algorithm = p.algorithm() == null ? "" : p.algorithm().name();
+        event.bytes = p.count() * p.dtype().sizeBytes();
+        event.communicator = communicatorId;
+        event.rank = transport.rank();
+        event.sequence = seq;
+        event.peer = call.lastWaitedFor();
+        event.failed = failed;
+        event.commit();
     }
 
     private void awaitTurn(long seq) {

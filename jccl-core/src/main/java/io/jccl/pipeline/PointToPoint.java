@@ -154,6 +154,23 @@ final class PointToPoint {
         }
     }
 
+    /** Ends the JFR event of a send or receive with {@code peer}, if a recording asked for it. */
+    private void commit(io.jccl.instrument.CallEvent event, Signature sig, Tensor tensor, int peer, boolean failed) {
+        if (event == null) {
+            return;
+        }
+        event.end();
+        event.operation = sig.op().label();
+        event.algorithm = Algorithm.DIRECT.name();
+        event.bytes = tensor.byteSize();
+        event.communicator = communicatorId;
+        event.rank = transport.rank();
+        event.sequence = sig.sequence();
+        event.peer = peer;
+        event.failed = failed;
+        event.commit();
+    }
+
     private void doSend(Tensor tensor, int dst, int tag, long seq) {
         failures.checkUsable(OpType.SEND);
         Signature sig = new Signature(OpType.SEND, seq, tensor.dtype(), tensor.count(), tag, null, Algorithm.DIRECT);
@@ -165,13 +182,20 @@ final class PointToPoint {
                 Algorithm.DIRECT, config.timeout().toMillis());
         recorder.started(record, null, seq);
         call.observe(recorder, record);
+        io.jccl.instrument.CallEvent event = null;
+        if (io.jccl.instrument.CallEvent.isOn()) {
+            event = new io.jccl.instrument.CallEvent();
+            event.begin();
+        }
         failures.enterCall();
         try {
             call.send(dst, Staging.stage(tensor));
             recorder.completed(record);
+            commit(event, sig, tensor, dst, false);
         } catch (RuntimeException e) {
             RuntimeException end = failures.ended(OpType.SEND, sig.sequence(), e);
             recorder.failed(record, end.getMessage());
+            commit(event, sig, tensor, dst, true);
             throw failures.fail(end);
         } finally {
             failures.exitCall();
@@ -190,15 +214,22 @@ final class PointToPoint {
                 Algorithm.DIRECT, timeout.toMillis());
         recorder.started(record, null, seq);
         call.observe(recorder, record);
+        io.jccl.instrument.CallEvent event = null;
+        if (io.jccl.instrument.CallEvent.isOn()) {
+            event = new io.jccl.instrument.CallEvent();
+            event.begin();
+        }
         failures.enterCall();
         try {
             Buf b = Staging.stage(tensor);
             call.recvInto(src, b);
             Staging.unstage(tensor, b);
             recorder.completed(record);
+            commit(event, sig, tensor, src, false);
         } catch (RuntimeException e) {
             RuntimeException end = failures.ended(OpType.RECV, sig.sequence(), e);
             recorder.failed(record, end.getMessage());
+            commit(event, sig, tensor, src, true);
             throw failures.fail(end);
         } finally {
             failures.exitCall();

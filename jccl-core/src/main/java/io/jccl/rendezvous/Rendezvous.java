@@ -311,6 +311,37 @@ public final class Rendezvous {
         }
     }
 
+    /** JCCL_DEBUG=INFO: this rank's place, the hosts, the transport of each kind of pair, the cost model. */
+    private static void logStart(io.jccl.instrument.DebugLog log, InitMethod init, LaunchEnvironment env,
+                                 Transport transport, CommunicatorConfig config, String tuneSource) {
+        io.jccl.instrument.DebugLog.Subsys initSys = io.jccl.instrument.DebugLog.Subsys.INIT;
+        if (!log.isInfo(initSys) && !log.isInfo(io.jccl.instrument.DebugLog.Subsys.TUNE)
+                && !log.isInfo(io.jccl.instrument.DebugLog.Subsys.NET)
+                && !log.isInfo(io.jccl.instrument.DebugLog.Subsys.SHM)) {
+            return;
+        }
+        int[] hosts = transport.hostOf();
+        int hostCount = hosts == null ? 1 : java.util.Arrays.stream(hosts).max().orElse(0) + 1;
+        log.info(initSys, "rank {} of {} (local rank {}) on {}, pid {}: met through {}, transport {}", env.rank(),
+                env.worldSize(), env.localRank(), hostIdentity(), ProcessHandle.current().pid(), init,
+                transport.name());
+        log.info(initSys, "rank {}: {} host(s), host of each rank {}", env.rank(), hostCount,
+                hosts == null ? "unknown" : java.util.Arrays.toString(hosts));
+        String name = transport.name();
+        if (name.contains("shm")) {
+            log.info(io.jccl.instrument.DebugLog.Subsys.SHM, "rank {}: pairs on one host talk through shared memory "
+                    + "(rings of {} bytes, exchange buffers of {} bytes)", env.rank(),
+                    config.settings().shmRingBytes(), config.settings().shmArenaBytes());
+        }
+        if (name.contains("tcp")) {
+            log.info(io.jccl.instrument.DebugLog.Subsys.NET, "rank {}: pairs {} talk over TCP", env.rank(),
+                    name.contains("shm") ? "across hosts" : "(every one)");
+        }
+        log.info(io.jccl.instrument.DebugLog.Subsys.TUNE, "rank {}: AUTO's cost model is {}: {}", env.rank(),
+                tuneSource, config.tuneParameters() == null ? "this process's tuning file"
+                        : config.tuneParameters().replace('\n', ' ').trim());
+    }
+
     /**
      * Connects rank {@code env.rank()} to the others through the master the environment names ({@code env://}):
      * the secret, the TCP and shared-memory settings and {@code JCCL_STORE} come from {@code config}'s
@@ -371,12 +402,17 @@ public final class Rendezvous {
             transport = connectTransport(env, store, tcp, kind, settings);
             // AUTO's parameters are rank 0's on every rank: tuning files that differ between hosts (tuned on one
             // only, or on other hardware) must not make the ranks choose different algorithms
+            String tuneSource = "given by the program";
             if (config.tuneParameters() == null) {
                 if (env.rank() == 0) {
+                    store.setString("tune/source", java.nio.file.Files.isRegularFile(settings.tuneFile())
+                            ? "rank 0's " + settings.tuneFile() : "defaults (rank 0 has no " + settings.tuneFile() + ")");
                     store.setString("tune", io.jccl.pipeline.CostModel.load(settings.tuneFile()).toText());
                 }
                 config = config.withTuneParameters(store.getString("tune", timeout));
+                tuneSource = store.getString("tune/source", timeout);
             }
+            logStart(io.jccl.instrument.DebugLog.of(settings), init, env, transport, config, tuneSource);
             // every rank is connected: the store is no longer needed. The barrier runs on a communicator of its
             // own, so the user's calls are numbered from 0 in errors and traces.
             DefaultCommunicator.connectBarrier(transport, config);

@@ -143,6 +143,14 @@ public final class CollectiveCall {
         return members == null ? peer : members[peer];
     }
 
+    /** The rank (of this call's communicator) this call last waited for, or -1. */
+    private int lastWaitedFor = -1;
+
+    /** The rank (of this call's communicator) this call last waited for, or -1 (none, or in the shared arena). */
+    public int lastWaitedFor() {
+        return lastWaitedFor;
+    }
+
     /** Has {@code r} learn, under record {@code id}, the step and peer this call waits at (and its subgroups'). */
     public void observe(io.jccl.instrument.FlightRecorder r, long id) {
         this.recorder = r;
@@ -216,6 +224,45 @@ public final class CollectiveCall {
     /** Receives {@code acc.count()} elements from {@code peer} and reduces them into {@code acc}. */
     public void recvReduce(int peer, Buf acc, ReduceOp op) {
         complete(postRecv(peer, acc, op));
+    }
+
+    /**
+     * Waits, until this call's deadline, for one message from each of {@code peers} (of this call's communicator)
+     * into {@code into} (one buffer per peer); returns the peers from which none came by then, in order. The
+     * receives are all posted first, so each peer's message is taken whenever it comes; a message that disagrees
+     * with this call fails as {@link #complete} does.
+     */
+    public java.util.List<Integer> arrivals(int[] peers, Buf[] into) {
+        Receive[] posted = new Receive[peers.length];
+        for (int i = 0; i < peers.length; i++) {
+            posted[i] = postRecv(peers[i], into[i], null);
+        }
+        java.util.List<Integer> missing = new java.util.ArrayList<>();
+        for (Receive r : posted) {
+            Frame f;
+            try {
+                f = transport.receive(w(r.peer), stream, deadlineNanos, r);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self()
+                        + ": " + signature.op().label() + " #" + signature.sequence() + " interrupted", e);
+            }
+            if (f == null) {
+                missing.add(r.peer);
+                continue;
+            }
+            try {
+                check(r, f);
+            } catch (RuntimeException e) {
+                cancelOutstanding();
+                throw e;
+            }
+            outstanding.remove(r);
+            if (!f.isPlaced()) {
+                transport.release(f);
+            }
+        }
+        return missing;
     }
 
     /**
@@ -341,6 +388,7 @@ public final class CollectiveCall {
     private Frame await(Receive r) {
         int peer = r.peer;
         long sliceNanos = FIRST_SLICE_NANOS;
+        lastWaitedFor = w(peer);
         if (recorder != null) {
             recorder.waiting(recordId, w(peer), r.expectedStep);
         }
