@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "jccl", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Collective communications for the JVM.",
         subcommands = {VerifyCommand.class, LaunchCommand.class, TrainCommand.class, BenchCommand.class, TuneCommand.class,
-            StoreCommand.class, VerifyWorkerCommand.class, TrainWorkerCommand.class, BenchWorkerCommand.class,
+            StoreCommand.class, AnalyzeCommand.class, VerifyWorkerCommand.class, TrainWorkerCommand.class, BenchWorkerCommand.class,
             CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

@@ -63,6 +63,12 @@ public final class FaultWorker {
         int calls = mode.equals("close") ? 100_000 : 200;
         try {
             for (int i = 0; i < calls; i++) {
+                if (mode.equals("freeze") && rank == victim && i == 5) {
+                    System.out.println("FREEZE " + System.currentTimeMillis());
+                    System.out.flush();
+                    new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).start();
+                    Thread.sleep(600_000);
+                }
                 if (mode.equals("kill") && rank == victim && i == 5) {
                     System.out.println("KILL " + System.currentTimeMillis());
                     System.out.flush();

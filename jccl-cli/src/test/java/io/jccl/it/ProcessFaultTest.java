@@ -81,7 +81,7 @@ class ProcessFaultTest {
             assertEquals(0, job.await(2, 60), job.dump());
             String r2 = job.line(2, "RESULT", 1);
             assertNotNull(r2, job.dump());
-            assertTrue(r2.startsWith("RESULT PeerAbortedException origin=0 ") && r2.contains("waiting for rank 1"),
+            assertTrue(r2.startsWith("RESULT PeerAbortedException origin=0 ") && r2.contains("rank 1 never entered"),
                     r2);
         }
     }

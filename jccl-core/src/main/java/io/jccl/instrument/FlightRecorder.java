@@ -291,7 +291,7 @@ public final class FlightRecorder {
                     b.append(",\"duration_ms\":").append((e.completedNanos - e.startedNanos) / 1e6);
                 }
             }
-            if (state == STARTED && e.waitingFor >= 0) {
+            if (state != COMPLETED && e.waitingFor >= 0) { // a failed call: the rank it last waited for
                 b.append(",\"waiting_for_rank\":").append(e.waitingFor).append(",\"waiting_at_step\":")
                         .append(e.waitingStep);
             }

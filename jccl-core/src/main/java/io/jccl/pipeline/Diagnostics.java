@@ -80,7 +80,7 @@ public final class Diagnostics {
             Path tmp = Files.createTempFile(dir, ".jccl_fr_rank" + recorder.rank() + "-", ".tmp");
             Files.writeString(tmp, json(reason), StandardCharsets.UTF_8);
             Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            LOG.warn("rank {}: flight record written to {} ({})", recorder.rank(), f, reason);
+            LOG.warn("rank {}: flight record written to {}", recorder.rank(), f);
             return f;
         } catch (IOException | RuntimeException e) {
             LOG.warn("rank {}: could not write the flight record to {}: {}", recorder.rank(), f, e.toString());
