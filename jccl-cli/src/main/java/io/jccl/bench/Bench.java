@@ -146,6 +146,15 @@ public final class Bench {
      */
     public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
                                 boolean registered) {
+        return run(comm, op, algorithm, sizes, scale, registered, null);
+    }
+
+    /**
+     * As {@link #run(Communicator, OpType, Algorithm, long[], double, boolean)}; {@code sizeDone}, unless null, is
+     * given the bytes of each size as soon as its row is measured (for a progress line).
+     */
+    public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
+                                boolean registered, java.util.function.LongConsumer sizeDone) {
         boolean reg = registered && op == OpType.ALL_REDUCE;
         List<Row> rows = new ArrayList<>();
         int n = comm.size();
@@ -242,6 +251,9 @@ public final class Bench {
                             : block).name();
             rows.add(new Row(op, algoName + (reg ? "+reg" : ""), 4L * count, count, n, median, w[0], cpuSeconds,
                     inPlaceMedian));
+            if (sizeDone != null) {
+                sizeDone.accept(bytes);
+            }
         }
         return rows;
     }

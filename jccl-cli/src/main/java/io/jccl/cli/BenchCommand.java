@@ -34,7 +34,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 /** {@code jccl bench}: nccl-tests-style benchmark, with gloo measured in the same run. */
-@Command(name = "bench", mixinStandardHelpOptions = true,
+@Command(name = "bench", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {
             "Measures collectives in nccl-tests' form: size, count, type, redop, root, time, algbw, busbw, #wrong "
                 + "(GB = 1e9; busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and "
@@ -44,7 +44,10 @@ import java.util.concurrent.TimeUnit;
                 + "(time) and in place (inplace: the input is this rank's block of the output, or the output this "
                 + "rank's block of the input); cpu is the CPU time per call of rank 0's process, all its threads (transport readers, GC and JIT too; with threads, the process's divided by the ranks). With --compare gloo,mpi, torch's "
                 + "gloo and Open MPI run the same sizes in the same session and each row shows their time and the "
-                + "ratio."})
+                + "ratio.",
+            "",
+            "Progress goes to stderr (a line in place on a terminal, else a line per algorithm and peer measured); "
+                + "stdout has the table only."})
 public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--ops", split = ",", defaultValue = "allreduce",
@@ -62,7 +65,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--ranks", defaultValue = "4", description = "World size (default: ${DEFAULT-VALUE}).")
     int ranks;
 
-    @Option(names = "--transport", defaultValue = "threads",
+    @Option(names = "--transport", defaultValue = "threads", paramLabel = "threads|shm|tcp",
+            converter = Options.Transport.class,
             description = "threads (one JVM), shm or tcp (a JVM per rank) (default: ${DEFAULT-VALUE}).")
     String transport;
 
@@ -89,10 +93,10 @@ public final class BenchCommand implements Callable<Integer> {
                     + "${DEFAULT-VALUE}).")
     List<String> algorithms;
 
-    @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M",
-            description = "Buffer sizes in bytes, K/M suffixes (full buffer; all_gather: output, reduce_scatter: "
+    @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M", converter = Options.Size.class,
+            description = "Buffer sizes in bytes, K/M/G suffixes (full buffer; all_gather: output, reduce_scatter: "
                 + "input) (default: ${DEFAULT-VALUE}).")
-    List<String> sizes;
+    List<Long> sizes;
 
     @Option(names = "--scale", defaultValue = "1.0",
             description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
@@ -112,29 +116,49 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--plot", description = "Write busbw against size (PNG), one line per algorithm and peer.")
     File plot;
 
-    static long parseSize(String s) {
-        String t = s.trim().toUpperCase(Locale.ROOT);
-        long mult = 1;
-        if (t.endsWith("K")) {
-            mult = 1024;
-            t = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("M")) {
-            mult = 1024 * 1024;
-            t = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("G")) {
-            mult = 1024L * 1024 * 1024;
-            t = t.substring(0, t.length() - 1);
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /** The operations of --ops, the algorithms of --algorithms; set by {@link #check}. */
+    private List<OpType> opTypes;
+    private List<Algorithm> algorithmList;
+    /** Where progress goes; null when another command (tune) measures through this one. */
+    private Progress progress;
+    private int stepsDone;
+    private int stepsTotal;
+
+    /** Every option checked before anything runs: a wrong one is a usage error. */
+    private void check() {
+        opTypes = Options.parseAll(spec, "--ops", ops, Bench::parse);
+        algorithmList = Options.parseAll(spec, "--algorithms", algorithms, Algorithm::parse,
+                Options.names(Algorithm.values()));
+        Options.atLeast(spec, "--ranks", ranks, 1);
+        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
+        if (!(scale > 0)) {
+            throw Options.usage(spec, "Invalid value for option '--scale': " + scale + " (it must be above 0)");
         }
-        return Long.parseLong(t) * mult;
+        if (latePeer < 0) {
+            throw Options.usage(spec, "Invalid value for option '--late-peer': " + latePeer + " (it must be 0 or more)");
+        }
+        for (String peer : compare == null ? List.<String>of() : compare) {
+            if (!peer.equals("gloo") && !peer.equals("mpi")) {
+                throw Options.usage(spec, "Invalid value for option '--compare': '" + peer + "' (gloo and/or mpi)");
+            }
+        }
+        if (hosts > 1 && (coalesced || latePeer > 0 || (compare != null && compare.contains("mpi")))) {
+            throw Options.usage(spec, "--hosts: --coalesced, --late-peer and --compare mpi run on one host only");
+        }
+        if (hosts < 2 && link != null) {
+            throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
+        }
     }
 
     @Override
     public Integer call() throws Exception {
+        check();
+        progress = Progress.of("jccl bench");
         if (hosts > 1) {
-            if (coalesced || latePeer > 0 || (compare != null && compare.contains("mpi"))) {
-                throw new IllegalArgumentException("--hosts: --coalesced, --late-peer and --compare mpi run on one "
-                        + "host only");
-            }
             ranks = hosts * ranksPerHost;
             transport = "auto";
             try (io.jccl.launch.Bed up = io.jccl.launch.Bed.up(hosts, ranksPerHost, link)) {
@@ -144,14 +168,11 @@ public final class BenchCommand implements Callable<Integer> {
                 bed = null;
             }
         }
-        if (link != null) {
-            throw new IllegalArgumentException("--link limits the links of the test bed: give --hosts 2 or more");
-        }
         return measureAll();
     }
 
     private int measureAll() throws Exception {
-        long[] bytes = sizes.stream().mapToLong(BenchCommand::parseSize).toArray();
+        long[] bytes = sizes.stream().mapToLong(Long::longValue).toArray();
         PrintStream out = System.out;
         String where = bed != null ? String.format(Locale.ROOT, "processes on %d simulated hosts (%d per host, "
                 + "links %s; shm within a host, tcp between)", hosts, ranksPerHost, link == null ? "unlimited" : link)
@@ -162,27 +183,13 @@ public final class BenchCommand implements Callable<Integer> {
         Map<String, Map<String, double[]>> peers = new LinkedHashMap<>();
         List<String> peerNames = compare == null ? List.of() : compare;
         for (String peer : peerNames) {
-            if (!peer.equals("gloo") && !peer.equals("mpi")) {
-                throw new IllegalArgumentException("--compare takes gloo and/or mpi, got " + peer);
-            }
             peers.put(peer, new LinkedHashMap<>());
         }
-        boolean ok = true;
-        for (String o : ops) {
-            OpType op = Bench.parse(o);
-            StringBuilder head = new StringBuilder();
-            for (String peer : peerNames) {
-                peers.get(peer).put(Bench.label(op), peer.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
-                head.append(String.format(" %12s %10s", peer + "(us)", peer + "/jccl"));
-            }
-            out.println();
-            out.printf("# %s%n", Bench.label(op));
-            out.printf("%12s %12s %7s %6s %5s %18s %12s %9s %9s %7s %9s %12s%s%n", "size", "count", "type", "redop",
-                    "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", "inplace(us)", head);
+        Map<OpType, java.util.Set<Algorithm>> plan = new LinkedHashMap<>();
+        for (OpType op : opTypes) {
             // the requested algorithms this operation has (AUTO always); none of them: AUTO
             java.util.Set<Algorithm> chosen = java.util.EnumSet.noneOf(Algorithm.class);
-            for (String a : algorithms) {
-                Algorithm requested = Algorithm.parse(a);
+            for (Algorithm requested : algorithmList) {
                 if (requested == Algorithm.AUTO || Algorithm.available(op).contains(requested)) {
                     chosen.add(requested);
                 }
@@ -190,8 +197,31 @@ public final class BenchCommand implements Callable<Integer> {
             if (chosen.isEmpty()) {
                 chosen.add(Algorithm.AUTO);
             }
-            for (Algorithm algorithm : chosen) {
-                List<Bench.Row> rows = measure(op, algorithm, bytes);
+            plan.put(op, chosen);
+            stepsTotal += chosen.size() + peerNames.size();
+        }
+        boolean ok = true;
+        for (OpType op : opTypes) {
+            StringBuilder head = new StringBuilder();
+            for (String peer : peerNames) {
+                progress.update(stepsDone, stepsTotal, peer + " " + Bench.label(op));
+                peers.get(peer).put(Bench.label(op), peer.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
+                progress.step(++stepsDone, stepsTotal, peer + " " + Bench.label(op) + " measured");
+                head.append(String.format(" %12s %10s", peer + "(us)", peer + "/jccl"));
+            }
+            progress.clear();
+            out.println();
+            out.printf("# %s%n", Bench.label(op));
+            out.printf("%12s %12s %7s %6s %5s %18s %12s %9s %9s %7s %9s %12s%s%n", "size", "count", "type", "redop",
+                    "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", "inplace(us)", head);
+            for (Algorithm algorithm : plan.get(op)) {
+                String what = Bench.label(op) + " " + algorithm;
+                progress.update(stepsDone, stepsTotal, what);
+                int done = stepsDone;
+                List<Bench.Row> rows = measure(op, algorithm, bytes, b -> progress.update(done, stepsTotal,
+                        what + ", " + b + " bytes measured"));
+                progress.step(++stepsDone, stepsTotal, what + " measured");
+                progress.clear();
                 series.put(Bench.label(op) + " " + rows.get(0).algorithm, rows);
                 for (int i = 0; i < rows.size(); i++) {
                     Bench.Row r = rows.get(i);
@@ -212,14 +242,18 @@ public final class BenchCommand implements Callable<Integer> {
             }
         }
         if (latePeer > 0) {
+            progress.update(stepsDone, stepsTotal, "late peer");
             double[] r = latePeerCpu();
+            progress.clear();
             out.println();
             out.printf(Locale.ROOT, "# late peer: rank 0 arrived %.1f s late at an allreduce; the waiting ranks used at "
                     + "most %.1f%% of a core meanwhile (%.3f CPU s)%n", r[1], 100 * r[0], r[0] * r[1]);
         }
         if (coalesced) {
             int iters = Math.max(3, (int) (11 * scale));
+            progress.update(stepsDone, stepsTotal, "coalesced allreduce");
             double[] t = Jccl.runThreads(ranks, comm -> Bench.coalesced(comm, 1000, 1024, iters)).get(0);
+            progress.clear();
             out.println();
             out.printf(Locale.ROOT, "# coalesced allreduce, 1,000 float32 tensors of 4 KiB, %d ranks as threads "
                     + "(median of %d)%n", ranks, iters);
@@ -233,10 +267,13 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (json != null) {
             writeJson(series, peers);
+            progress.wrote(json);
         }
         if (plot != null) {
             writePlot(series, peers);
+            progress.wrote(plot);
         }
+        progress.clear();
         return ok ? 0 : 1;
     }
 
@@ -257,8 +294,15 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     List<Bench.Row> measure(OpType op, Algorithm algorithm, long[] bytes) throws Exception {
+        return measure(op, algorithm, bytes, null);
+    }
+
+    /** {@code sizeDone}, unless null, hears of each size measured (ranks as threads only: processes say nothing). */
+    List<Bench.Row> measure(OpType op, Algorithm algorithm, long[] bytes, java.util.function.LongConsumer sizeDone)
+            throws Exception {
         if (transport.equals("threads")) {
-            return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale, registered)).get(0);
+            return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale, registered,
+                    comm.rank() == 0 ? sizeDone : null)).get(0);
         }
         try (WorkDir work = WorkDir.create("jccl-bench-")) {
             List<String> args = new ArrayList<>(List.of("bench-worker", work.resolve("rows.json").toString(),

@@ -12,12 +12,16 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code jccl launch}: starts the local ranks of a job. */
-@Command(name = "launch", mixinStandardHelpOptions = true,
+@Command(name = "launch", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {
             "Starts N ranks of CMD on this node with JCCL_RANK, JCCL_WORLD_SIZE, JCCL_LOCAL_RANK, "
                 + "JCCL_MASTER_ADDR, JCCL_MASTER_PORT and a fresh job secret JCCL_SECRET set (a program calls "
                 + "Jccl.fromEnvironment()). Output lines are prefixed with the rank. If a rank fails, the others are "
                 + "stopped and jccl launch exits with that rank's status; an interrupt stops every rank.",
+            "",
+            "Exit status: 0 when every rank exits 0, else the status of the first rank that failed; 2 for a usage "
+                + "error; as a shell, 127 when CMD is not found and 126 when it is not executable (nothing is "
+                + "started then).",
             "",
             "Example: jccl launch -n 4 -- java -cp jccl-cli/target/jccl.jar io.jccl.examples.AllReduceDemo"})
 public final class LaunchCommand implements Callable<Integer> {
@@ -40,7 +44,8 @@ public final class LaunchCommand implements Callable<Integer> {
                 + "(default: ${DEFAULT-VALUE}).")
     int masterPort;
 
-    @Option(names = "--transport", defaultValue = "auto",
+    @Option(names = "--transport", defaultValue = "auto", paramLabel = "auto|shm|tcp",
+            converter = Options.LaunchTransport.class,
             description = "JCCL_TRANSPORT for the ranks: auto (shared memory when every rank is on one host, else "
                 + "TCP), shm or tcp (default: ${DEFAULT-VALUE}).")
     String transport;
@@ -48,15 +53,36 @@ public final class LaunchCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The program and its arguments, after --.")
     List<String> command;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
+        Options.atLeast(spec, "-n", nproc, 1);
+        Options.atLeast(spec, "--nnodes", nnodes, 1);
+        if (nodeRank < 0 || nodeRank >= nnodes) {
+            throw Options.usage(spec, "Invalid value for option '--node-rank': " + nodeRank + " (it must be 0 to "
+                    + "--nnodes - 1 = " + (nnodes - 1) + ")");
+        }
+        if (masterPort < 0 || masterPort > 65_535) {
+            throw Options.usage(spec, "Invalid value for option '--master-port': " + masterPort + " (0 to 65535)");
+        }
+        if (masterPort == 0 && nnodes > 1) {
+            throw Options.usage(spec, "--master-port is required with more than one node");
+        }
         JcclSettings settings = JcclSettings.fromEnvironment();
-        // nodes of one job must share the secret: take it from the environment when set, else make one
-        JobSecret secret = settings.secretHex() != null ? JobSecret.from(settings) : JobSecret.generate();
         if (nnodes > 1 && settings.secretHex() == null) {
-            throw new IllegalArgumentException("with --nnodes > 1 every node must be given the same " + JobSecret.ENV
+            throw Options.usage(spec, "with --nnodes > 1 every node must be given the same " + JobSecret.ENV
                     + " (hex), e.g. JCCL_SECRET=$(openssl rand -hex 32)");
         }
+        String program = command.get(0);
+        Launcher.Program found = Launcher.Program.find(program, System.getenv("PATH"));
+        if (found != Launcher.Program.FOUND) {
+            System.err.println("jccl launch: " + program + ": " + found.message);
+            return found.status;
+        }
+        // nodes of one job must share the secret: take it from the environment when set, else make one
+        JobSecret secret = settings.secretHex() != null ? JobSecret.from(settings) : JobSecret.generate();
         return new Launcher(nproc, nnodes, nodeRank, masterAddr, masterPort, transport, secret, command, Map.of(),
                 System.out, settings.shmDirectory()).run();
     }

@@ -10,7 +10,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 /** {@code jccl store}: a standalone rendezvous store, for jobs whose ranks set {@code JCCL_STORE=external}. */
-@Command(name = "store", mixinStandardHelpOptions = true,
+@Command(name = "store", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Serves the rendezvous store standalone until interrupted (torch's TCPStore master). Ranks "
             + "started with JCCL_STORE=external and JCCL_MASTER_ADDR/JCCL_MASTER_PORT pointing here use it instead "
             + "of starting one in rank 0. Clients must prove JCCL_SECRET.")
@@ -22,8 +22,14 @@ public final class StoreCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "29500", description = "Port (default: ${DEFAULT-VALUE}).")
     int port;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
+        if (port < 0 || port > 65_535) {
+            throw Options.usage(spec, "Invalid value for option '--port': " + port + " (0 to 65535)");
+        }
         JobSecret secret = JobSecret.from(JcclSettings.fromEnvironment());
         if (secret.isEmpty()) {
             System.err.println("jccl store: " + JobSecret.ENV + " is not set: clients are not authenticated");

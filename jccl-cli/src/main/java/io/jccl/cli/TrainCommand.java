@@ -26,7 +26,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code jccl train}: the end-to-end demo. */
-@Command(name = "train", mixinStandardHelpOptions = true,
+@Command(name = "train", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {
             "Trains a small MLP (16-64-64-4, tanh, MSE) on a generated regression set, once on a single rank with the "
                 + "whole global batch and then with each of DDP (bucketed allreduce overlapped with backward), ZeRO "
@@ -34,7 +34,7 @@ import java.util.concurrent.Callable;
                 + "groups from split), on N ranks as threads or as processes. Prints each mode's loss against the "
                 + "single-rank loss, step time and throughput, the measured effect of bucketing and of overlap, "
                 + "and writes the loss curves to a PNG. Exit status 1 if a mode leaves the single-rank curve by more "
-                + "than 1e-4 (relative)."})
+                + "than 1e-4 (relative). Progress goes to stderr, one line per training run."})
 public final class TrainCommand implements Callable<Integer> {
     static final double TOLERANCE = 1e-4;
 
@@ -45,8 +45,9 @@ public final class TrainCommand implements Callable<Integer> {
             description = "Modes to compare with single-rank training (default: ${DEFAULT-VALUE}).")
     List<String> modes;
 
-    @Option(names = "--transport", defaultValue = "threads",
-            description = "threads (one JVM), shm or tcp (one JVM process per rank) (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--transport", defaultValue = "threads", paramLabel = "threads|shm|tcp",
+            converter = Options.Transport.class,
+            description = "threads (one JVM), shm or tcp (a JVM per rank) (default: ${DEFAULT-VALUE}).")
     String transport;
 
     @Option(names = "--steps", defaultValue = "40", description = "Training steps (default: ${DEFAULT-VALUE}).")
@@ -79,17 +80,39 @@ public final class TrainCommand implements Callable<Integer> {
         return c;
     }
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    private Progress progress;
+    private int runsDone;
+    private int runsTotal;
+
     @Override
     public Integer call() throws Exception {
+        Options.atLeast(spec, "--ranks", ranks, 1);
+        Options.atLeast(spec, "--steps", steps, 1);
+        List<TrainConfig.Mode> parsed = Options.parseAll(spec, "--modes", modes, TrainConfig.Mode::parse,
+                "ddp, zero, fsdp, pipeline");
+        if (parsed.contains(TrainConfig.Mode.SINGLE)) {
+            throw Options.usage(spec, "Invalid value for option '--modes': single is the reference every run "
+                    + "is compared with, not a mode to give");
+        }
+        if (!optimizer.equals("sgd") && !optimizer.equals("adam")) {
+            throw Options.usage(spec, "Invalid value for option '--optimizer': '" + optimizer + "' (sgd or adam)");
+        }
+        progress = Progress.of("jccl train");
+        runsTotal = 1 + parsed.size() + (skipPatterns ? 0 : 4);
         PrintStream out = System.out;
         TrainConfig cfg = config();
+        progress.update(0, runsTotal, "single rank");
         Trainer.Result single = Trainer.run(null, cfg, TrainConfig.Mode.SINGLE);
+        progress.step(++runsDone, runsTotal, "single rank trained");
         Map<String, Trainer.Result> results = new LinkedHashMap<>();
         results.put("single", single);
-        for (String m : modes) {
-            TrainConfig.Mode mode = TrainConfig.Mode.parse(m);
-            results.put(m.toLowerCase(Locale.ROOT), run(cfg, mode));
+        for (int i = 0; i < parsed.size(); i++) {
+            results.put(modes.get(i).trim().toLowerCase(Locale.ROOT), run(cfg, parsed.get(i)));
         }
+        progress.clear();
         out.printf(Locale.ROOT, "jccl train: MLP %s, global batch %d, %d steps, %s, %d ranks as %s%n%n",
                 Arrays.toString(cfg.sizes), cfg.batch, cfg.steps, cfg.optimizer, ranks,
                 transport.equals("threads") ? "threads" : "processes over " + transport);
@@ -113,6 +136,7 @@ public final class TrainCommand implements Callable<Integer> {
                     r.optimizerStateBytes, e.getKey().equals("single") ? "reference" : within ? "matches" : "DIFFERS");
         }
         writePlot(results, plot);
+        progress.wrote(plot);
         out.println();
         out.println("loss curves: " + plot.getAbsolutePath());
         if (!skipPatterns) {
@@ -141,6 +165,7 @@ public final class TrainCommand implements Callable<Integer> {
         double overlapOn = median(run(deep, TrainConfig.Mode.DDP).stepMillis);
         deep.overlap = false;
         double overlapOff = median(run(deep, TrainConfig.Mode.DDP).stepMillis);
+        progress.clear();
         out.printf(Locale.ROOT, "DDP production patterns, MLP of %d layers (%d tensors), %d ranks as %s, median step:%n",
                 sizes.length - 1, 2 * (sizes.length - 1), ranks, transport);
         out.println("| comparison | A ms | B ms | B / A |");
@@ -151,12 +176,18 @@ public final class TrainCommand implements Callable<Integer> {
                 overlapOn, overlapOff, overlapOff / overlapOn);
     }
 
+    /** One training run, with a progress step when it ends. */
     private Trainer.Result run(TrainConfig cfg, TrainConfig.Mode mode) throws Exception {
+        String what = mode.name().toLowerCase(Locale.ROOT) + " on " + ranks + " ranks";
+        progress.update(runsDone, runsTotal, what);
+        Trainer.Result r = train(cfg, mode);
+        progress.step(++runsDone, runsTotal, what + " trained");
+        return r;
+    }
+
+    private Trainer.Result train(TrainConfig cfg, TrainConfig.Mode mode) throws Exception {
         if (transport.equals("threads")) {
             return Jccl.runThreads(ranks, comm -> Trainer.run(comm, cfg, mode)).get(0);
-        }
-        if (!transport.equals("shm") && !transport.equals("tcp")) {
-            throw new IllegalArgumentException("--transport must be threads, shm or tcp, got " + transport);
         }
         try (WorkDir work = WorkDir.create("jccl-train-")) {
             new ObjectMapper().writeValue(work.resolve("config.json").toFile(), cfg);

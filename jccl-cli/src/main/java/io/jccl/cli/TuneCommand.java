@@ -19,16 +19,18 @@ import java.util.concurrent.Callable;
  * {@code jccl tune}: measures the cost model's parameters (see {@link CostModel}) for one transport and stores
  * them, so that AUTO picks algorithms from this machine's figures.
  */
-@Command(name = "tune", mixinStandardHelpOptions = true,
+@Command(name = "tune", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {
             "Measures the latency (alpha, us per step) and bandwidth (beta, us per byte) terms of AUTO's cost model "
                 + "for a transport: the ring allreduce at a small and a large size for messages, and the "
                 + "shared-memory allreduce for the shared arena (threads and shm). Writes them to the tuning file "
                 + "(JCCL_TUNE_FILE, default ~/.jccl/tune.properties), which every communicator reads at its first "
-                + "AUTO call, and prints what AUTO then picks per size. Every rank of a job must see the same file."})
+                + "AUTO call, and prints what AUTO then picks per size. Every rank of a job must see the same file. "
+                + "Progress goes to stderr."})
 public final class TuneCommand implements Callable<Integer> {
-    @Option(names = "--transport", defaultValue = "shm",
-            description = "threads, shm or tcp (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--transport", defaultValue = "shm", paramLabel = "threads|shm|tcp",
+            converter = Options.Transport.class,
+            description = "threads (one JVM), shm or tcp (a JVM per rank) (default: ${DEFAULT-VALUE}).")
     String transport;
 
     @Option(names = "--ranks", defaultValue = "4", description = "World size to measure with (default: ${DEFAULT-VALUE}).")
@@ -43,9 +45,9 @@ public final class TuneCommand implements Callable<Integer> {
             + "tbf, e.g. 1gbit).")
     String link;
 
-    @Option(names = "--large", defaultValue = "16M",
-            description = "The large size, bytes with K/M suffixes (default: ${DEFAULT-VALUE}).")
-    String large;
+    @Option(names = "--large", defaultValue = "16M", converter = Options.Size.class,
+            description = "The large size, bytes with K/M/G suffixes (default: ${DEFAULT-VALUE}).")
+    long large;
 
     @Option(names = "--scale", defaultValue = "1.0", description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
     double scale;
@@ -53,11 +55,22 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--output", description = "The tuning file to write (default: JCCL_TUNE_FILE or ~/.jccl/tune.properties).")
     File output;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    private Progress progress;
+
     @Override
     public Integer call() throws Exception {
-        if (link != null && hosts < 2) {
-            throw new IllegalArgumentException("--link limits the links of the test bed: give --hosts 2 or more");
+        Options.atLeast(spec, "--ranks", ranks, 2);
+        Options.atLeast(spec, "--hosts", hosts, 1);
+        if (!(scale > 0)) {
+            throw Options.usage(spec, "Invalid value for option '--scale': " + scale + " (it must be above 0)");
         }
+        if (link != null && hosts < 2) {
+            throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
+        }
+        progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";
             ranks = hosts;
@@ -70,8 +83,9 @@ public final class TuneCommand implements Callable<Integer> {
 
     private int tune(io.jccl.launch.Bed bed) throws Exception {
         PrintStream out = System.out;
+        // the cost model's name of the transport, as communicators report it: local for threads
         String name = transport.equals("threads") ? "local" : transport;
-        long big = BenchCommand.parseSize(large);
+        long big = large;
         long small = 4;
         BenchCommand bench = new BenchCommand();
         bench.ranks = ranks;
@@ -83,24 +97,33 @@ public final class TuneCommand implements Callable<Integer> {
         Path file = output != null ? output.toPath() : settings.tuneFile();
         CostModel model = CostModel.load(file);
 
-        List<Bench.Row> ring = bench.measure(OpType.ALL_REDUCE, Algorithm.RING, new long[] {small, big});
+        int steps = transport.equals("tcp") ? 1 : 2;
+        progress.update(0, steps, "ring allreduce");
+        List<Bench.Row> ring = bench.measure(OpType.ALL_REDUCE, Algorithm.RING, new long[] {small, big},
+                b -> progress.update(0, steps, "ring allreduce, " + b + " bytes measured"));
+        progress.step(1, steps, "ring allreduce measured");
+        progress.clear();
         double alpha = ring.get(0).medianUs / (2.0 * (p - 1));
         double beta = Math.max(1e-7, (ring.get(1).medianUs - 2.0 * (p - 1) * alpha)
                 / (2.0 * ring.get(1).bytes * (p - 1) / p));
         model = model.with(name, "link", alpha, beta);
         out.printf(Locale.ROOT, "%s messages: ring allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f us, beta %.6f us/B "
-                + "(%.2f GB/s)%n", name, ring.get(0).bytes, ring.get(0).medianUs, ring.get(1).bytes,
+                + "(%.2f GB/s)%n", transport, ring.get(0).bytes, ring.get(0).medianUs, ring.get(1).bytes,
                 ring.get(1).medianUs, alpha, beta, 1e-3 / beta);
         if (!transport.equals("tcp")) {
+            progress.update(1, steps, "shared-memory allreduce");
             List<Bench.Row> shared = bench.measure(OpType.ALL_REDUCE, Algorithm.SHARED_MEMORY,
-                    new long[] {small, big});
+                    new long[] {small, big}, b -> progress.update(1, steps, "shared-memory allreduce, " + b
+                            + " bytes measured"));
+            progress.step(2, steps, "shared-memory allreduce measured");
+            progress.clear();
             double a = shared.get(0).medianUs;
             int arenaBytes = name.equals("shm") ? settings.shmArenaBytes() : settings.localArenaBytes();
             double syncs = 2 * Math.ceil((double) shared.get(1).bytes / arenaBytes);
             double b = Math.max(1e-7, (shared.get(1).medianUs - syncs * a) / (3.0 * shared.get(1).bytes));
             model = model.with(name, "arena", a, b);
             out.printf(Locale.ROOT, "%s shared arena: allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f us, beta %.6f "
-                    + "us/B (%.2f GB/s)%n", name, shared.get(0).bytes, shared.get(0).medianUs, shared.get(1).bytes,
+                    + "us/B (%.2f GB/s)%n", transport, shared.get(0).bytes, shared.get(0).medianUs, shared.get(1).bytes,
                     shared.get(1).medianUs, a, b, 1e-3 / b);
         }
         model.store(file, bed != null ? "jccl tune --hosts " + hosts + (link != null ? " --link " + link : "")

@@ -12,14 +12,14 @@ import picocli.CommandLine.Option;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 
 /** {@code jccl verify}: the verification table against torch.distributed gloo. */
-@Command(name = "verify", mixinStandardHelpOptions = true,
+@Command(name = "verify", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {
             "Runs every primitive on jccl (ranks as threads; with --transport shm|tcp, as JVM processes) and "
                 + "the same inputs on torch.distributed's gloo backend, and prints a verification table followed by the per-rank "
-                + "byte counters. Exit status 1 if any row mismatches.",
+                + "byte counters. Exit status 1 if any row mismatches. Progress goes to stderr (a line per primitive "
+                + "and world size when stderr is not a terminal); stdout has the tables or the JSON only.",
             "",
             "gloo is run with ${JCCL_TORCH_PYTHON:-/usr/bin/python3}; without torch the table compares against "
                 + "jccl's exact Java reference and says so. torch 1.13's gloo has no reduce_scatter, AVG or "
@@ -87,47 +87,75 @@ public final class VerifyCommand implements Callable<Integer> {
             + "tbf, e.g. 1gbit).")
     String link;
 
-    @Option(names = "--transport", defaultValue = "local",
-            description = "local: ranks as threads over the in-process queue mesh; shm or tcp: every rank a JVM "
-                + "process, connected by shared memory or by sockets (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--transport", defaultValue = "threads", paramLabel = "threads|shm|tcp",
+            converter = Options.Transport.class,
+            description = "threads: ranks as threads over the in-process queue mesh (local is another name for it); "
+                + "shm or tcp: every rank a JVM process, connected by shared memory or by sockets "
+                + "(default: ${DEFAULT-VALUE}).")
     String transport;
 
     @Option(names = "--json", description = "Print the report as JSON instead of tables.")
     boolean json;
 
-    @Override
-    public Integer call() throws Exception {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /** The settings of the options, every value checked: a wrong one is a usage error, before anything runs. */
+    Verifier.Settings settings() {
         Verifier.Settings s = new Verifier.Settings();
-        s.worlds = worlds;
         for (int w : worlds) {
-            if (w < 1) {
-                throw new IllegalArgumentException("--world must be at least 1, got " + w);
-            }
+            Options.atLeast(spec, "--world", w, 1);
+        }
+        s.worlds = worlds;
+        for (int c : counts) {
+            Options.atLeast(spec, "--count", c, 0);
         }
         s.counts = counts;
-        for (int c : counts) {
-            if (c < 0) {
-                throw new IllegalArgumentException("--count must be 0 or more, got " + c);
-            }
-        }
         if (dtypes != null) {
-            s.dtypes = dtypes.stream().map(DataType::parse).collect(Collectors.toList());
+            s.dtypes = Options.parseAll(spec, "--dtype", dtypes, DataType::parse);
         }
         if (ops != null) {
-            s.ops = ops.stream().map(ReduceOp::parse).collect(Collectors.toList());
+            s.ops = Options.parseAll(spec, "--op", ops, ReduceOp::parse);
         }
         if (primitives != null) {
-            s.primitives = primitives.stream().map(Primitive::parse).collect(Collectors.toList());
+            s.primitives = Options.parseAll(spec, "--primitive", primitives, Primitive::parse);
         }
         s.root = root;
-        s.algorithm = Algorithm.parse(algorithm);
+        s.algorithm = Options.parse(spec, "--algorithm", algorithm, Algorithm::parse, Options.names(Algorithm.values()));
         s.seed = seed;
-        s.reference = Verifier.ReferenceMode.valueOf(reference.trim().toUpperCase(java.util.Locale.ROOT));
+        s.reference = Options.parse(spec, "--reference", reference,
+                r -> Verifier.ReferenceMode.valueOf(r.trim().toUpperCase(java.util.Locale.ROOT)), "auto, gloo, java");
+        Options.atLeast(spec, "--timeout-s", timeoutSeconds, 1);
         s.timeout = Duration.ofSeconds(timeoutSeconds);
-        s.transport = transport.trim().toLowerCase(java.util.Locale.ROOT);
-        if (!List.of("local", "shm", "tcp").contains(s.transport)) {
-            throw new IllegalArgumentException("--transport must be local, shm or tcp, got " + transport);
+        s.transport = transport;
+        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
+        if (link != null && hosts < 2) {
+            throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
         }
+        return s;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Verifier.Settings s = settings();
+        Progress progress = Progress.of("jccl verify");
+        s.listener = new Verifier.Listener() {
+            @Override
+            public void begin(String what, int done, int total) {
+                progress.update(done, total, what);
+            }
+
+            @Override
+            public void caseDone(io.jccl.verify.VerifyCase c, int done, int total, boolean lastOfGroup) {
+                String what = Primitive.of(c.primitive()).torchName() + ", world " + c.world();
+                if (lastOfGroup) {
+                    progress.step(done, total, what + " done");
+                } else {
+                    progress.update(done, total, what);
+                }
+            }
+        };
         Report report;
         if (hosts > 1) {
             s.worlds = List.of(hosts * ranksPerHost);
@@ -138,6 +166,7 @@ public final class VerifyCommand implements Callable<Integer> {
         } else {
             report = Verifier.run(s, System.err);
         }
+        progress.clear();
         if (json) {
             report.printJson(System.out);
         } else {

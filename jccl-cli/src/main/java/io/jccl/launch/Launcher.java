@@ -72,6 +72,54 @@ public final class Launcher {
         this.shmDirectory = Objects.requireNonNull(shmDirectory, "shmDirectory");
     }
 
+    /**
+     * Whether a program can be started, found as a shell finds it: a name with a slash is a path, any other is
+     * looked up in the directories of PATH. Not found and not executable carry the statuses a shell gives them.
+     */
+    public enum Program {
+        FOUND(0, "found"),
+        NOT_FOUND(127, "no such file or directory (not found)"),
+        NOT_EXECUTABLE(126, "permission denied (not an executable file)");
+
+        /** The exit status a shell gives. */
+        public final int status;
+        /** What is wrong, for {@code jccl launch: PROGRAM: message}. */
+        public final String message;
+
+        Program(int status, String message) {
+            this.status = status;
+            this.message = message;
+        }
+
+        /** How {@code program} resolves; {@code path} is the PATH to search (null: none). */
+        public static Program find(String program, String path) {
+            if (program.isEmpty()) {
+                return NOT_FOUND;
+            }
+            if (program.contains("/")) {
+                return check(java.nio.file.Path.of(program));
+            }
+            Program best = NOT_FOUND;
+            for (String dir : (path == null ? "" : path).split(":", -1)) {
+                Program p = check(java.nio.file.Path.of(dir.isEmpty() ? "." : dir, program));
+                if (p == FOUND) {
+                    return FOUND;
+                }
+                if (p == NOT_EXECUTABLE) {
+                    best = NOT_EXECUTABLE;
+                }
+            }
+            return best;
+        }
+
+        private static Program check(java.nio.file.Path p) {
+            if (!java.nio.file.Files.isRegularFile(p)) {
+                return NOT_FOUND;
+            }
+            return java.nio.file.Files.isExecutable(p) ? FOUND : NOT_EXECUTABLE;
+        }
+    }
+
     static int freePort(String host) {
         try (ServerSocket s = new ServerSocket()) {
             s.bind(new InetSocketAddress(host, 0));
@@ -105,7 +153,13 @@ public final class Launcher {
                 env.put("JCCL_MASTER_PORT", Integer.toString(masterPort));
                 env.put("JCCL_TRANSPORT", transport);
                 env.put(JobSecret.ENV, secret.toHex());
-                Process p = pb.start();
+                Process p;
+                try {
+                    p = pb.start();
+                } catch (IOException e) {
+                    throw new IOException("cannot start rank " + rank + " (" + command.get(0) + "): "
+                            + e.getMessage(), e);
+                }
                 synchronized (children) {
                     children.add(p);
                 }

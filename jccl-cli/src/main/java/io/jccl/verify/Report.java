@@ -46,7 +46,7 @@ public final class Report {
     }
 
     public void printText(PrintStream out) {
-        out.println("jccl verify: " + (transport.equals("local") ? "queue mesh (ranks as threads)"
+        out.println("jccl verify: " + (transport.equals("threads") || transport.equals("local") ? "queue mesh (ranks as threads)"
                 : transport + " (ranks as JVM processes)") + " against " + reference);
         out.println();
         String[] head = {"primitive", "dtype", "op", "world", "elements", "algorithm", "reference", "identical",

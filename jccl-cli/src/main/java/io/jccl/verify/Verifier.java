@@ -43,10 +43,30 @@ public final class Verifier {
         public long seed = 1;
         public ReferenceMode reference = ReferenceMode.AUTO;
         public Duration timeout = Duration.ofMinutes(2);
-        /** local: ranks as threads over the queue mesh; shm, tcp: ranks as JVM processes. */
-        public String transport = "local";
+        /** threads: ranks as threads over the queue mesh; shm, tcp: ranks as JVM processes. */
+        public String transport = "threads";
+        /** Told of the progress of the run. */
+        public Listener listener = Listener.NONE;
         /** The multi-host test bed the ranks run on (one JVM per rank, shm+tcp), or null. */
         public io.jccl.launch.Bed bed;
+    }
+
+    /** Told of a run's progress, for a progress line: every method is called on the thread of {@link #run}. */
+    public interface Listener {
+        /** Tells nothing. */
+        Listener NONE = new Listener() {
+        };
+
+        /** A long part of the run begins ({@code what}: the gloo reference, the jccl ranks, the byte counters). */
+        default void begin(String what, int done, int total) {
+        }
+
+        /**
+         * Case {@code c} was compared, the {@code done}-th of {@code total}; {@code lastOfGroup} when it is the last
+         * of its primitive and world size.
+         */
+        default void caseDone(VerifyCase c, int done, int total, boolean lastOfGroup) {
+        }
     }
 
     /** Row verdicts; the first three pass. */
@@ -118,15 +138,28 @@ public final class Verifier {
         }
         List<Row> rows = new ArrayList<>();
         List<TrafficLaw.Row> traffic = new ArrayList<>();
-        int nextId = 0;
         int lawCount = s.counts.stream().mapToInt(Integer::intValue).max().orElse(0);
+        List<List<VerifyCase>> batches = new ArrayList<>();
+        int total = 0;
         for (int world : s.worlds) {
-            List<VerifyCase> cases = cases(s, world, nextId);
-            nextId += cases.size();
+            List<VerifyCase> cases = cases(s, world, total);
+            batches.add(cases);
+            total += cases.size();
+        }
+        String ranks = s.bed != null ? "processes on the test bed" : s.transport.equals("threads") ? "threads"
+                : s.transport + " processes";
+        for (List<VerifyCase> cases : batches) {
+            int world = cases.isEmpty() ? 0 : cases.get(0).world();
+            int done = rows.size();
+            if (gloo != null) {
+                s.listener.begin("gloo reference, world " + world + " (" + cases.size() + " cases)", done, total);
+            }
             try (GlooReference.Batch glooResults = gloo == null ? null : gloo.run(world, cases,
                     s.timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
                  CaseRunner runner = runner(world, s.algorithm, s.timeout, s.transport, lawCount, s.bed)) {
-                rows.addAll(compareAll(cases, runner, glooResults));
+                s.listener.begin("jccl, world " + world + " as " + ranks, done, total);
+                rows.addAll(compareAll(cases, runner, glooResults, s.listener, done, total));
+                s.listener.begin("byte counters, world " + world, rows.size(), total);
                 traffic.addAll(runner.traffic(lawCount));
             }
         }
@@ -149,7 +182,7 @@ public final class Verifier {
         try (GlooReference.Batch glooResults = gloo == null ? null
                 : gloo.run(world, cases, timeout.multipliedBy(Math.max(1, cases.size() / 10 + 1)));
              CaseRunner runner = runner(world, algorithm, timeout, transport, -1, bed)) {
-            return compareAll(cases, runner, glooResults);
+            return compareAll(cases, runner, glooResults, Listener.NONE, 0, cases.size());
         }
     }
 
@@ -159,16 +192,21 @@ public final class Verifier {
             return lawCount < 0 ? new ProcessRunner(world, algorithm, bed, timeout)
                     : new ProcessRunner(world, algorithm, bed, timeout).measuringTraffic(lawCount);
         }
-        return transport.equals("local") ? new JcclRunner(world, algorithm, timeout)
+        return transport.equals("threads") || transport.equals("local") ? new JcclRunner(world, algorithm, timeout)
                 : lawCount < 0 ? new ProcessRunner(world, algorithm, transport, timeout)
                 : new ProcessRunner(world, algorithm, transport, timeout).measuringTraffic(lawCount);
     }
 
     private static List<Row> compareAll(List<VerifyCase> cases, CaseRunner runner,
-                                        GlooReference.Batch glooResults)
+                                        GlooReference.Batch glooResults, Listener listener, int done, int total)
             throws IOException, InterruptedException {
         List<Row> rows = new ArrayList<>();
-        runner.runAll(cases, (c, o) -> rows.add(row(c, o, glooResults == null ? null : glooResults.get(c.id()))));
+        runner.runAll(cases, (c, o) -> {
+            rows.add(row(c, o, glooResults == null ? null : glooResults.get(c.id())));
+            int i = rows.size();
+            boolean last = i == cases.size() || cases.get(i).primitive() != c.primitive();
+            listener.caseDone(c, done + i, total, last);
+        });
         return rows;
     }
 

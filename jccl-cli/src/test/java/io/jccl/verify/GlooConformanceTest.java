@@ -75,7 +75,7 @@ class GlooConformanceTest {
     @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
     @Timeout(value = 15, unit = TimeUnit.MINUTES)
     void everyPrimitiveMatchesGloo(int world) throws Exception {
-        check(world, cases(world), "local");
+        check(world, cases(world), "threads");
     }
 
     /** The same suite with every rank a JVM process and real sockets between them. */
@@ -124,7 +124,7 @@ class GlooConformanceTest {
                 cases.add(c);
             }
         }
-        check(world, cases, "local", algorithm);
+        check(world, cases, "threads", algorithm);
     }
 
     private static void check(int world, List<VerifyCase> cases, String transport) throws Exception {

@@ -1,0 +1,144 @@
+package io.jccl.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+
+/**
+ * What the commands share to check their options before any work starts: a wrong value is a
+ * {@link ParameterException}, which picocli prints as one line and the usage, with exit status 2.
+ */
+final class Options {
+    private Options() {
+    }
+
+    /** The transports of verify, bench, train and tune, in the order the help lists them. */
+    static final List<String> TRANSPORTS = List.of("threads", "shm", "tcp");
+
+    /**
+     * {@code --transport} of the commands that run ranks as threads or as processes: threads (alias local, the
+     * name of the in-process queue mesh), shm or tcp.
+     */
+    static final class Transport implements CommandLine.ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            String t = value.trim().toLowerCase(Locale.ROOT);
+            if (t.equals("local")) {
+                return "threads";
+            }
+            if (!TRANSPORTS.contains(t)) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a transport: threads, shm or tcp");
+            }
+            return t;
+        }
+    }
+
+    /** {@code jccl launch --transport}: what the ranks' JCCL_TRANSPORT may be (auto, shm or tcp). */
+    static final class LaunchTransport implements CommandLine.ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            String t = value.trim().toLowerCase(Locale.ROOT);
+            if (!List.of("auto", "shm", "tcp").contains(t)) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a transport of processes: "
+                        + "auto, shm or tcp");
+            }
+            return t;
+        }
+    }
+
+    /** A size in bytes with an optional K, M or G suffix (powers of 1024), at least 1. */
+    static final class Size implements CommandLine.ITypeConverter<Long> {
+        @Override
+        public Long convert(String value) {
+            String t = value.trim().toUpperCase(Locale.ROOT);
+            long mult = 1;
+            if (t.endsWith("K")) {
+                mult = 1L << 10;
+            } else if (t.endsWith("M")) {
+                mult = 1L << 20;
+            } else if (t.endsWith("G")) {
+                mult = 1L << 30;
+            }
+            if (mult > 1) {
+                t = t.substring(0, t.length() - 1);
+            }
+            long n;
+            try {
+                n = Long.parseLong(t);
+            } catch (NumberFormatException e) {
+                n = -1;
+            }
+            if (n < 1 || n > Long.MAX_VALUE / mult) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a size: a positive number of "
+                        + "bytes, optionally with K, M or G (e.g. 4, 64K, 16M)");
+            }
+            return n * mult;
+        }
+    }
+
+    /** {@code value} of {@code option}, at least {@code min}. */
+    static void atLeast(CommandSpec spec, String option, long value, long min) {
+        if (value < min) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + value
+                    + " (it must be at least " + min + ")");
+        }
+    }
+
+    /** A value {@code parse} accepts; its {@link IllegalArgumentException} becomes a usage error of {@code option}. */
+    static <T> T parse(CommandSpec spec, String option, String value, Function<String, T> parse) {
+        return parse(spec, option, value, parse, null);
+    }
+
+    /** As above; {@code expected} (unless null) lists the values {@code option} takes, for the message. */
+    static <T> T parse(CommandSpec spec, String option, String value, Function<String, T> parse, String expected) {
+        try {
+            return parse.apply(value);
+        } catch (IllegalArgumentException e) {
+            // Enum.valueOf's message names a Java class: the list of values says more
+            String why = expected != null ? "expected one of " + expected
+                    : e.getMessage() == null || e.getMessage().startsWith("No enum constant") ? null : e.getMessage();
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': '" + value
+                    + "'" + (why == null ? "" : " (" + why + ")"));
+        }
+    }
+
+    /** The names of {@code values} as the command line spells them: lower case, comma-separated. */
+    static String names(Enum<?>[] values) {
+        StringBuilder sb = new StringBuilder();
+        for (Enum<?> v : values) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(v.name().toLowerCase(Locale.ROOT));
+        }
+        return sb.toString();
+    }
+
+    /** Every value of a list option, parsed as {@link #parse} does; null stays null. */
+    static <T> List<T> parseAll(CommandSpec spec, String option, List<String> values, Function<String, T> parse) {
+        if (values == null) {
+            return null;
+        }
+        return parseAll(spec, option, values, parse, null);
+    }
+
+    /** As above, with the list of the values {@code option} takes. */
+    static <T> List<T> parseAll(CommandSpec spec, String option, List<String> values, Function<String, T> parse,
+                                String expected) {
+        if (values == null) {
+            return null;
+        }
+        List<T> out = new ArrayList<>();
+        for (String v : values) {
+            out.add(parse(spec, option, v, parse, expected));
+        }
+        return out;
+    }
+
+    /** A usage error of {@code spec}'s command that no single option value explains. */
+    static ParameterException usage(CommandSpec spec, String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+}

@@ -1,0 +1,111 @@
+package io.jccl.cli;
+
+import java.io.PrintStream;
+import java.util.Locale;
+
+/**
+ * Progress of a long command, on stderr (stdout keeps exactly the tables and JSON it had): on a terminal one line
+ * that updates in place (carriage return) with a bar; otherwise one line per finished step, flushed at once, so
+ * that a log shows how far the run got. {@link #wrote} reports a file written, in both cases.
+ */
+final class Progress {
+    /** Width of the terminal line, bar and text. */
+    static final int WIDTH = 79;
+    private static final int BAR = 20;
+
+    private final PrintStream err;
+    private final boolean terminal;
+    private final String command;
+    private final long start = System.nanoTime();
+    /** Characters of the line now on the terminal, 0 when none. */
+    private int drawn;
+
+    Progress(PrintStream err, boolean terminal, String command) {
+        this.err = err;
+        this.terminal = terminal;
+        this.command = command;
+    }
+
+    /** Progress of {@code command} on {@code System.err}, as a line in place when this JVM runs on a terminal. */
+    static Progress of(String command) {
+        return new Progress(System.err, onTerminal(), command);
+    }
+
+    /**
+     * Whether stdin and stdout are a terminal ({@code System.console()}; on JDK 22 and later, where it also returns
+     * a console when they are redirected, that console's {@code isTerminal()}), and TERM is not {@code dumb}.
+     */
+    static boolean onTerminal() {
+        java.io.Console console = System.console();
+        if (console == null || "dumb".equals(System.getenv("TERM"))) {
+            return false;
+        }
+        try {
+            return (Boolean) java.io.Console.class.getMethod("isTerminal").invoke(console);
+        } catch (ReflectiveOperationException e) {
+            return true; // before JDK 22 a console exists only on a terminal
+        }
+    }
+
+    /** Work under way, the {@code done}-th of {@code total} steps finished ({@code total} 0: unknown). */
+    synchronized void update(int done, int total, String what) {
+        if (terminal) {
+            draw(done, total, what);
+        }
+    }
+
+    /** A step finished: on a terminal the line in place, otherwise a line of its own. */
+    synchronized void step(int done, int total, String what) {
+        if (terminal) {
+            draw(done, total, what);
+        } else {
+            err.println(text(done, total, what));
+            err.flush();
+        }
+    }
+
+    /** A file was written. */
+    synchronized void wrote(Object file) {
+        line("wrote " + file);
+    }
+
+    /** A line that stays, above the progress line on a terminal. */
+    synchronized void line(String text) {
+        clear();
+        err.println(text);
+        err.flush();
+    }
+
+    /** Removes the line in place (before stdout prints below it, and at the end). */
+    synchronized void clear() {
+        if (terminal && drawn > 0) {
+            err.print("\r" + " ".repeat(drawn) + "\r");
+            err.flush();
+            drawn = 0;
+        }
+    }
+
+    private void draw(int done, int total, String what) {
+        String line = total > 0 ? bar(done, total) + " " + text(done, total, what) : text(done, total, what);
+        if (line.length() > WIDTH) {
+            line = line.substring(0, WIDTH - 3) + "...";
+        }
+        err.print("\r" + line + " ".repeat(Math.max(0, drawn - line.length())));
+        if (drawn > line.length()) {
+            err.print("\r" + line);
+        }
+        err.flush();
+        drawn = line.length();
+    }
+
+    private static String bar(int done, int total) {
+        int full = (int) ((long) BAR * Math.min(done, total) / total);
+        return "[" + "#".repeat(full) + "-".repeat(BAR - full) + "]";
+    }
+
+    /** {@code jccl verify: 48/232 all_reduce, world 4 done (12 s)}. */
+    String text(int done, int total, String what) {
+        long s = (System.nanoTime() - start) / 1_000_000_000L;
+        return String.format(Locale.ROOT, "%s: %s%s (%d s)", command, total > 0 ? done + "/" + total + " " : "", what, s);
+    }
+}

@@ -1,0 +1,177 @@
+package io.jccl.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 14, item 8: a wrong option is picocli's one line and the usage with exit status 2, checked before any
+ * worker starts; a failure at run time is one line per cause with status 1; never a Java stack trace unless asked.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class CliErrorsTest {
+
+    /** Status 2, the message first, then the command's usage; nothing on stdout (nothing ran). */
+    private static void assertUsageError(Cli r, String command, String message) {
+        assertEquals(2, r.status, r.both());
+        String first = r.err.lines().findFirst().orElse("");
+        assertTrue(first.startsWith("Invalid value") || first.contains(message), r.both());
+        assertTrue(r.err.contains(message), r.both());
+        assertTrue(r.err.contains("Usage: jccl " + command), r.both());
+        assertEquals("", r.out, r.both());
+        Cli.assertNoStackTrace(r.both());
+    }
+
+    @Test
+    void benchWithABogusTransportIsAUsageErrorBeforeAnyWorkerStarts() {
+        assertUsageError(Cli.run("bench", "--transport", "bogus"), "bench",
+                "Invalid value for option '--transport': 'bogus' is not a transport: threads, shm or tcp");
+    }
+
+    @Test
+    void benchWithABadSizeIsAUsageError() {
+        assertUsageError(Cli.run("bench", "--sizes", "4,3X"), "bench", "'3X' is not a size");
+        assertUsageError(Cli.run("bench", "--sizes", "-4"), "bench", "'-4' is not a size");
+        assertUsageError(Cli.run("tune", "--large", "16Q"), "tune", "'16Q' is not a size");
+    }
+
+    @Test
+    void benchChecksEveryListBeforeMeasuring() {
+        assertUsageError(Cli.run("bench", "--ops", "allreduce,frobnicate"), "bench", "unknown op 'frobnicate'");
+        assertUsageError(Cli.run("bench", "--algorithms", "ring,bogus"), "bench", "'--algorithms': 'bogus'");
+        assertUsageError(Cli.run("bench", "--compare", "gloo,nccl"), "bench", "'--compare': 'nccl'");
+        assertUsageError(Cli.run("bench", "--ranks", "0"), "bench", "'--ranks': 0 (it must be at least 1)");
+        assertUsageError(Cli.run("bench", "--link", "1gbit"), "bench", "give --hosts 2 or more");
+    }
+
+    @Test
+    void launchWithNoRanksIsAUsageError() {
+        assertUsageError(Cli.run("launch", "-n", "0", "--", "true"), "launch",
+                "Invalid value for option '-n': 0 (it must be at least 1)");
+        assertUsageError(Cli.run("launch", "-n", "1", "--node-rank", "1", "--", "true"), "launch", "'--node-rank'");
+        assertUsageError(Cli.run("launch", "-n", "1", "--transport", "threads", "--", "true"), "launch",
+                "'threads' is not a transport of processes: auto, shm or tcp");
+    }
+
+    @Test
+    void launchOfAMissingProgramIsOneLineWithTheShellsStatus() {
+        Cli r = Cli.run("launch", "-n", "2", "--", "/nonexistent/prog", "arg");
+        assertEquals(127, r.status, r.both());
+        assertEquals("jccl launch: /nonexistent/prog: no such file or directory (not found)", r.err.strip(), r.both());
+        assertEquals("", r.out, r.both());
+        Cli r2 = Cli.run("launch", "-n", "2", "--", "no-such-program-of-jccl-tests");
+        assertEquals(127, r2.status, r2.both());
+        Cli.assertNoStackTrace(r2.both());
+    }
+
+    @Test
+    void launchOfAFileThatIsNotExecutableIsStatus126(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("notes.txt"), "not a program\n");
+        Cli r = Cli.run("launch", "-n", "1", "--", file.toString());
+        assertEquals(126, r.status, r.both());
+        assertEquals("jccl launch: " + file + ": permission denied (not an executable file)", r.err.strip(), r.both());
+    }
+
+    @Test
+    void verifyTakesThreadsAndLocalAndRejectsAnythingElse() {
+        String[] quick = {"--primitive", "all_reduce", "--dtype", "float32", "--op", "sum", "--count", "5", "--world",
+            "2", "--reference", "java"};
+        Cli threads = Cli.run(concat(new String[] {"verify", "--transport", "threads"}, quick));
+        assertEquals(0, threads.status, threads.both());
+        assertTrue(threads.out.startsWith("jccl verify: queue mesh (ranks as threads) against java model"),
+                threads.both());
+        assertTrue(threads.out.contains("Per-rank byte counters over threads"), threads.both());
+        Cli.assertNoStackTrace(threads.both());
+        Cli local = Cli.run(concat(new String[] {"verify", "--transport", "local"}, quick));
+        assertEquals(threads.out, local.out, "local is another name for threads");
+        assertUsageError(Cli.run("verify", "--transport", "queue"), "verify",
+                "'queue' is not a transport: threads, shm or tcp");
+        assertUsageError(Cli.run("verify", "--world", "2,0"), "verify", "'--world': 0 (it must be at least 1)");
+        assertUsageError(Cli.run("verify", "--dtype", "float33"), "verify", "'--dtype': 'float33'");
+        assertUsageError(Cli.run("verify", "--reference", "torch"), "verify", "'--reference': 'torch'");
+    }
+
+    @Test
+    void trainTuneAndStoreCheckTheirValues() {
+        assertUsageError(Cli.run("train", "--transport", "mpi"), "train", "'mpi' is not a transport");
+        assertUsageError(Cli.run("train", "--modes", "ddp,bogus"), "train", "'--modes': 'bogus'");
+        assertUsageError(Cli.run("train", "--optimizer", "lbfgs"), "train", "'--optimizer': 'lbfgs'");
+        assertUsageError(Cli.run("tune", "--transport", "gloo"), "tune", "'gloo' is not a transport");
+        assertUsageError(Cli.run("tune", "--ranks", "1"), "tune", "'--ranks': 1 (it must be at least 2)");
+        assertUsageError(Cli.run("store", "--port", "70000"), "store", "'--port': 70000");
+    }
+
+    /** A failure at run time: one line naming what failed, status 1; the trace only with --stacktrace. */
+    @Test
+    void aFailureAtRunTimeIsOneLineAndTheTraceOnlyOnRequest() throws Exception {
+        try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            String port = Integer.toString(busy.getLocalPort());
+            Cli r = Cli.run("store", "--host", "127.0.0.1", "--port", port);
+            assertEquals(1, r.status, r.both());
+            List<String> lines = r.err.lines().filter(l -> !l.contains("is not set")).collect(Collectors.toList());
+            assertTrue(lines.get(0).startsWith("jccl store: cannot listen for the store on 127.0.0.1:" + port),
+                    r.both());
+            assertEquals("(--stacktrace prints the Java stack trace)", lines.get(lines.size() - 1), r.both());
+            assertTrue(lines.size() <= 3, r.both());
+            Cli.assertNoStackTrace(r.both());
+
+            Cli traced = Cli.run("store", "--host", "127.0.0.1", "--port", port, "--stacktrace");
+            assertEquals(1, traced.status, traced.both());
+            assertTrue(traced.err.contains("\tat io.jccl.store.TcpStoreServer"), traced.both());
+        }
+    }
+
+    /** The workers' log quoted in a failure keeps its messages and loses its stack frames. */
+    @Test
+    void aFailureQuotingWorkerLogsDropsTheirStackFrames() {
+        IllegalStateException e = new IllegalStateException("bench workers failed: [rank 1] Exception in thread "
+                + "\"main\" io.jccl.PeerAbortedException: rank 2 failed\n[rank 1] \tat io.jccl.Foo.bar(Foo.java:12)\n"
+                + "[rank 1] \t... 7 more\n[rank 2] boom", new java.io.IOException("disk full"));
+        List<String> lines = Failure.summary("jccl bench", e);
+        assertEquals(List.of("jccl bench: bench workers failed: [rank 1] io.jccl.PeerAbortedException: rank 2 failed",
+                "[rank 2] boom", "  caused by: IOException: disk full", "(--stacktrace prints the Java stack trace)"),
+                String.join("\n", lines).lines().collect(Collectors.toList()));
+    }
+
+    /** The real main: its exit status is the one picocli computed, and a trace never reaches the terminal. */
+    @ParameterizedTest
+    @ValueSource(strings = {"bench --transport bogus", "bench --sizes 3X", "verify --transport bogus",
+        "launch -n 0 -- true"})
+    void theRealMainExitsWithStatus2(String args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
+                Main.class.getName()));
+        cmd.addAll(List.of(args.split(" ")));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            out = in.lines().collect(Collectors.joining("\n"));
+        }
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(2, p.exitValue(), out);
+        assertTrue(out.startsWith("Invalid value for option"), out);
+        Cli.assertNoStackTrace(out);
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
+    }
+}
