@@ -26,7 +26,7 @@ import java.util.stream.Stream;
  * call that not every rank finished, the ranks that never entered it (or left no record), the ranks whose calls
  * disagree, and the step and rank each waiting rank waits for.
  */
-@Command(name = "analyze", mixinStandardHelpOptions = true,
+@Command(name = "analyze", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Reads the flight records in DIR (JCCL_FLIGHT_RECORDER_DIR: one jccl_fr_rank<r>.json per rank) "
             + "and names, per communicator, the first call the ranks did not all finish, the ranks that never "
             + "entered it or left no record, calls that disagree, and what each waiting rank waits for.")

@@ -1,6 +1,5 @@
 package io.jccl.cli;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -11,12 +10,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Issue 14, item 9: {@code -V} prints the project's version, on every command that lists it. */
@@ -55,18 +52,5 @@ class VersionTest {
             checked.add(sub.getKey());
         }
         assertTrue(checked.containsAll(List.of("verify", "launch", "train", "bench", "tune", "store")), checked.toString());
-    }
-
-    /** The jar (when a build has made it) answers with the pom's version, not dev. */
-    @Test
-    void theJarPrintsThePomsVersion() throws Exception {
-        Path jar = Path.of("target", "jccl.jar");
-        Assumptions.assumeTrue(Files.exists(jar), "no target/jccl.jar yet (mvn package makes it)");
-        Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar",
-                jar.toString(), "verify", "-V").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        assertEquals("jccl " + pomVersion(), out);
-        assertFalse(out.contains("\u001b"), out);
     }
 }
