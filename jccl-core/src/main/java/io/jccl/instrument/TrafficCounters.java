@@ -11,6 +11,10 @@ public final class TrafficCounters {
     private static final int COUNTERS = Counter.values().length;
     private final AtomicLongArray values = new AtomicLongArray(OpType.values().length * COUNTERS);
 
+    /** Counters that all start at zero (each communicator makes its own). */
+    public TrafficCounters() {
+    }
+
     private static int index(OpType op, Counter c) {
         return op.id() * COUNTERS + c.id();
     }
