@@ -17,7 +17,11 @@ if [ ${#packages[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${packages[@]}"
 fi
 "$py" -c "import torch; print('test.sh: gloo reference: torch', torch.__version__, 'at $py')"
-mvn -B verify "$@"
+mvn -B install "$@"   # verify, then the jars into the local repository for the consumer project below
+
+# A user's project (examples/consumer) takes the installed jars through the BOM, as the README says, and runs a
+# 4-rank allreduce on the module path (requires io.jccl.core) and on the class path.
+bash examples/consumer/run.sh
 
 # The threads and shared-memory tests again on the newest JDK this machine kind ships (Temurin 25), failing on any
 # JVM warning line (such as the one sun.misc.Unsafe draws on JDK 24 and later).
