@@ -9,6 +9,26 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 mvn_args=(-B -q -Dstyle.color=never "$@")
 
+# This project must depend on jccl exactly as the README says: its first XML snippet under "Adding jccl to a build"
+# (whitespace and comments aside, ${jccl.version} read as the version of the jccl build in ../..) is in pom.xml.
+perl -e '
+  sub slurp { open my $f, "<", $_[0] or die "run.sh: cannot read $_[0]\n"; local $/; return <$f>; }
+  sub squash { my $x = shift; $x =~ s/<!--.*?-->//gs; $x =~ s/\s+//g; return $x; }
+  my ($readme, $pom, $root) = (slurp("../../README.md"), slurp("pom.xml"), slurp("../../pom.xml"));
+  my ($version) = $root =~ m{<artifactId>jccl-parent</artifactId>\s*<version>([^<]+)</version>}
+      or die "run.sh: no version in ../../pom.xml\n";
+  my ($snippet) = $readme =~ m{^## Adding jccl to a build\n.*?^```xml\n(.*?)^```}ms
+      or die "run.sh: no XML snippet under \"## Adding jccl to a build\" in README.md\n";
+  my ($mine) = $pom =~ m{<jccl\.version>([^<]+)</jccl\.version>} or die "run.sh: no jccl.version in pom.xml\n";
+  $mine eq $version or die "run.sh: pom.xml has jccl.version $mine, the build in ../.. is $version\n";
+  $pom =~ s/\$\{jccl\.version\}/$version/g;
+  index(squash($snippet), "<version>$version</version>") >= 0
+      or die "run.sh: the README snippet does not name version $version\n";
+  index(squash($pom), squash($snippet)) >= 0
+      or die "run.sh: pom.xml does not contain the README snippet (## Adding jccl to a build)\n";
+'
+
+rm -rf target                                # lib/ would keep a jar newer than the one installed
 mvn "${mvn_args[@]}" package                 # target/jccl-consumer.jar, target/lib: the module path
 mvn "${mvn_args[@]}" -P classpath package    # target/classpath/...: the class path
 
