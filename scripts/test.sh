@@ -19,7 +19,7 @@ fi
 "$py" -c "import torch; print('test.sh: gloo reference: torch', torch.__version__, 'at $py')"
 # Maven 3.8's jansi prints colour resets (ESC[0m) even with -B; this JVM option stops it
 export MAVEN_OPTS="-Djansi.noreset=true ${MAVEN_OPTS:-}"
-mvn -B verify "$@"
+mvn -B install "$@"   # verify, then the jars into the local repository for the consumer project below
 # the packaged tool answers -V with the pom's version (VersionTest checks the provider; this, the shaded jar)
 version="$(java -jar jccl-cli/target/jccl.jar -V)"
 expected="jccl $(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -n 1)"
@@ -27,6 +27,10 @@ if [ "$version" != "$expected" ]; then
   echo "test.sh: jccl -V printed '$version', expected '$expected'" >&2
   exit 1
 fi
+
+# A user's project (examples/consumer) takes the installed jars through the BOM, as the README says, and runs a
+# 4-rank allreduce on the module path (requires io.jccl.core) and on the class path.
+bash examples/consumer/run.sh
 
 # The threads and shared-memory tests again on the newest JDK this machine kind ships (Temurin 25), failing on any
 # JVM warning line (such as the one sun.misc.Unsafe draws on JDK 24 and later).

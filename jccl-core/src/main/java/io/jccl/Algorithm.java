@@ -10,6 +10,10 @@ import java.util.Set;
  * reported as a mismatch.
  */
 public enum Algorithm {
+    /**
+     * The communicator picks per call: the cheapest algorithm of the cost model for the operation, data type,
+     * count and transport ({@link Communicator#algorithmFor(OpType, DataType, long)} says which).
+     */
     AUTO(0),
     /** Rings: two-pass allreduce in gloo's order, allgather and reduce_scatter rotations, ring reduce. */
     RING(1),
@@ -51,6 +55,11 @@ public enum Algorithm {
         this.id = id;
     }
 
+    /**
+     * The stable number of this algorithm, as the frame headers carry it.
+     *
+     * @return the id, from 0 ({@link #AUTO}) up
+     */
     public int id() {
         return id;
     }
@@ -62,6 +71,10 @@ public enum Algorithm {
      * <p>The implementations are listed in {@code io.jccl.algorithm.AlgorithmRegistry}, which this API type sits
      * below and cannot consult: this table names the same pairs ({@code AlgorithmRegistryTest} checks it), and
      * point-to-point {@code send}/{@code recv} are {@link #DIRECT} without an algorithm object.
+     *
+     * @param op the operation
+     * @return the algorithms that can run {@code op}, never {@link #AUTO}; the first is the one
+     *         {@link #resolve(OpType, Algorithm)} gives for AUTO
      */
     public static Set<Algorithm> available(OpType op) {
         switch (op) {
@@ -89,7 +102,15 @@ public enum Algorithm {
         }
     }
 
-    /** Resolves AUTO and checks an explicit choice against {@link #available(OpType)}. */
+    /**
+     * Resolves AUTO and checks an explicit choice against {@link #available(OpType)}. This is the static answer,
+     * without a cost model: AUTO (or null) becomes the first available algorithm.
+     *
+     * @param op the operation
+     * @param requested the algorithm asked for; {@code null} or {@link #AUTO} for the default
+     * @return {@code requested} when {@code op} has it, else the first of {@link #available(OpType)}
+     * @throws IllegalArgumentException if {@code requested} is an algorithm {@code op} does not have
+     */
     public static Algorithm resolve(OpType op, Algorithm requested) {
         Set<Algorithm> options = available(op);
         if (requested == null || requested == AUTO) {
@@ -102,6 +123,13 @@ public enum Algorithm {
         return requested;
     }
 
+    /**
+     * The algorithm with this {@link #id()}, as read from a frame header.
+     *
+     * @param id an algorithm id
+     * @return the algorithm
+     * @throws IllegalArgumentException if no algorithm has this id
+     */
     public static Algorithm fromId(int id) {
         for (Algorithm a : values()) {
             if (a.id == id) {
@@ -111,6 +139,15 @@ public enum Algorithm {
         throw new IllegalArgumentException("unknown algorithm id: id=" + id);
     }
 
+    /**
+     * Parses a name as the command line and {@code JCCL_ALGO_*} give it: the constant's name in any case, with
+     * {@code -} for {@code _} ({@code halving-doubling}), or the aliases {@code hd} and {@code rabenseifner}
+     * ({@link #HALVING_DOUBLING}), {@code shm} and {@code shared} ({@link #SHARED_MEMORY}).
+     *
+     * @param name the name, surrounding blanks ignored
+     * @return the algorithm
+     * @throws IllegalArgumentException if the name is no algorithm's
+     */
     public static Algorithm parse(String name) {
         String n = name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
         if (n.equals("HD") || n.equals("RABENSEIFNER")) {

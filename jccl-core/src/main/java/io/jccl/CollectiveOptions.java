@@ -8,6 +8,7 @@ import java.util.Objects;
  * timeout.
  */
 public final class CollectiveOptions {
+    /** AUTO (the communicator's configured choice, else the cost model's) and the communicator's timeout. */
     public static final CollectiveOptions DEFAULT = new CollectiveOptions(Algorithm.AUTO, null);
 
     private final Algorithm algorithm;
@@ -18,15 +19,29 @@ public final class CollectiveOptions {
         this.timeout = timeout;
     }
 
+    /** {@return {@link #DEFAULT}} */
     public static CollectiveOptions defaults() {
         return DEFAULT;
     }
 
+    /**
+     * The algorithm of the call; it must be one the operation has ({@link Algorithm#available}), else the call
+     * raises an {@link IllegalArgumentException}. Every rank must ask for the same one.
+     *
+     * @param newAlgorithm the algorithm, or {@link Algorithm#AUTO}
+     * @return a copy of these options with that algorithm
+     */
     public CollectiveOptions withAlgorithm(Algorithm newAlgorithm) {
         return new CollectiveOptions(Objects.requireNonNull(newAlgorithm, "algorithm"), timeout);
     }
 
-    /** The whole call must finish within this time; every receive waits at most until then. */
+    /**
+     * The whole call must finish within this time; every receive waits at most until then.
+     *
+     * @param newTimeout a positive duration
+     * @return a copy of these options with that deadline
+     * @throws IllegalArgumentException if {@code newTimeout} is zero or negative
+     */
     public CollectiveOptions withTimeout(Duration newTimeout) {
         Objects.requireNonNull(newTimeout, "timeout");
         if (newTimeout.isNegative() || newTimeout.isZero()) {
@@ -35,11 +50,12 @@ public final class CollectiveOptions {
         return new CollectiveOptions(algorithm, newTimeout);
     }
 
+    /** {@return the algorithm asked for; {@link Algorithm#AUTO} by default} */
     public Algorithm algorithm() {
         return algorithm;
     }
 
-    /** The per-call timeout, or null to use the communicator's. */
+    /** {@return the per-call timeout, or null to use the communicator's} */
     public Duration timeout() {
         return timeout;
     }

@@ -4,10 +4,24 @@ import java.time.Duration;
 
 /** A receive passed its deadline: the peer never sent what this rank waited for. */
 public final class CollectiveTimeoutException extends JcclException {
+    /** @serial the rank waited for */
     private final int peer;
+    /** @serial the algorithm's step */
     private final int step;
+    /** @serial the time waited */
     private final Duration timeout;
 
+    /**
+     * A receive of {@code rank} that waited {@code timeout} for {@code peer} in vain.
+     *
+     * @param rank the rank that raises it
+     * @param op the operation that failed
+     * @param seq the sequence number of the failed call
+     * @param peer the rank that did not send
+     * @param step the algorithm's step
+     * @param stepDescription the step in words, for the message
+     * @param timeout the time waited
+     */
     public CollectiveTimeoutException(int rank, OpType op, long seq, int peer, int step, String stepDescription,
                                       Duration timeout) {
         this(rank, op, seq, peer, peer, step, stepDescription, timeout, null);
@@ -31,16 +45,27 @@ public final class CollectiveTimeoutException extends JcclException {
     /**
      * The rank at fault: the first rank that never reached the call when the ranks could tell (they ask each other
      * before raising), else the rank this rank was waiting for.
+     *
+     * @return the rank at fault
      */
     public int peer() {
         return peer;
     }
 
-    /** The step of the algorithm at which it waited. */
+    /**
+     * The step of the algorithm at which it waited.
+     *
+     * @return the step, from 0
+     */
     public int step() {
         return step;
     }
 
+    /**
+     * How long this rank waited: the call's timeout.
+     *
+     * @return the timeout that passed
+     */
     public Duration timeout() {
         return timeout;
     }

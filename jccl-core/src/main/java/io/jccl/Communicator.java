@@ -18,14 +18,33 @@ import io.jccl.instrument.TrafficCounters;
  */
 public interface Communicator extends AutoCloseable {
 
+    /**
+     * This rank's number in this communicator (in a sub-group of {@link #split}, its rank in the sub-group).
+     *
+     * @return from 0 to {@link #size()} - 1
+     */
     int rank();
 
+    /**
+     * The number of ranks in this communicator (the world size).
+     *
+     * @return at least 1
+     */
     int size();
 
-    /** The transport's name: {@code local} for threads in one JVM. */
+    /**
+     * The transport's name: {@code local} for threads in one JVM.
+     *
+     * @return {@code local}, {@code shm}, {@code tcp}, or {@code shm+tcp} when ranks on this host use shared
+     *         memory and the others TCP
+     */
     String transportName();
 
-    /** Bytes and messages sent and received by this rank, per operation. */
+    /**
+     * Bytes and messages sent and received by this rank, per operation.
+     *
+     * @return this communicator's live counters (the same object on every call)
+     */
     TrafficCounters counters();
 
     /**
@@ -33,6 +52,11 @@ public interface Communicator extends AutoCloseable {
      * run: the communicator's configured choice for {@code op}, else what AUTO's cost model picks ({@code count}
      * as the call's signature counts it: the input of allreduce, broadcast and allgather, the output of
      * reduce_scatter).
+     *
+     * @param op the operation
+     * @param dtype the element type
+     * @param count the number of elements, as above
+     * @return the algorithm that would run, never {@link Algorithm#AUTO}
      */
     Algorithm algorithmFor(OpType op, DataType dtype, long count);
 
@@ -43,29 +67,72 @@ public interface Communicator extends AutoCloseable {
      * nothing into or out of exchange buffers; elsewhere a plain array (threads read arrays in place already).
      * Use it for long-lived buffers such as gradient buckets.
      *
+     * @param dtype the element type
+     * @param count the number of elements, 0 or more
+     * @return a zeroed tensor of {@code count} elements
      * @throws IllegalArgumentException when the registered region has no room left
      */
     Tensor allocate(DataType dtype, int count);
 
     // ---- allReduce
 
-    /** Every rank ends with the element-wise reduction of every rank's {@code tensor}. */
+    /**
+     * Every rank ends with the element-wise reduction of every rank's {@code tensor}.
+     *
+     * @param tensor this rank's input, overwritten with the result; the same count and dtype on every rank
+     * @param op the reduction, the same on every rank
+     * @param options the algorithm and deadline of this call
+     */
     void allReduce(Tensor tensor, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * As {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)}, returning at once; the call runs after this
+     * communicator's earlier calls, and {@code tensor} belongs to it until the work completes.
+     *
+     * @param tensor this rank's input, overwritten with the result
+     * @param op the reduction
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work allReduceAsync(Tensor tensor, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor this rank's input, overwritten with the result
+     * @param op the reduction
+     */
     default void allReduce(Tensor tensor, ReduceOp op) {
         allReduce(tensor, op, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * Allreduces the whole array in place ({@link DataType#FLOAT32}).
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     */
     default void allReduce(float[] data, ReduceOp op) {
         allReduce(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * Allreduces the whole array in place ({@link DataType#FLOAT64}).
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     */
     default void allReduce(double[] data, ReduceOp op) {
         allReduce(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * {@link #allReduceAsync(Tensor, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor this rank's input, overwritten with the result
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(Tensor tensor, ReduceOp op) {
         return allReduceAsync(tensor, op, CollectiveOptions.DEFAULT);
     }
@@ -160,11 +227,31 @@ public interface Communicator extends AutoCloseable {
      * Allreduces many tensors of one dtype as one operation (the bucketing primitive): they are packed into one
      * buffer, reduced with one allreduce, and unpacked. The result of each element equals that of an allreduce
      * of the concatenation.
+     *
+     * @param tensors this rank's inputs, each overwritten with its result; the same counts on every rank
+     * @param op the reduction
+     * @param options the algorithm and deadline of this call
      */
     void allReduceCoalesced(java.util.List<Tensor> tensors, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * As {@link #allReduceCoalesced(java.util.List, ReduceOp, CollectiveOptions)}, returning at once; the tensors
+     * belong to the call until the work completes.
+     *
+     * @param tensors this rank's inputs, each overwritten with its result
+     * @param op the reduction
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work allReduceCoalescedAsync(java.util.List<Tensor> tensors, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * {@link #allReduceCoalesced(java.util.List, ReduceOp, CollectiveOptions)} with
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensors this rank's inputs, each overwritten with its result
+     * @param op the reduction
+     */
     default void allReduceCoalesced(java.util.List<Tensor> tensors, ReduceOp op) {
         allReduceCoalesced(tensors, op, CollectiveOptions.DEFAULT);
     }
@@ -176,15 +263,42 @@ public interface Communicator extends AutoCloseable {
 
     // ---- broadcast
 
-    /** Every rank ends with {@code root}'s {@code tensor}. */
+    /**
+     * Every rank ends with {@code root}'s {@code tensor}.
+     *
+     * @param tensor the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent, the same on every rank
+     * @param options the algorithm and deadline of this call
+     */
     void broadcast(Tensor tensor, int root, CollectiveOptions options);
 
+    /**
+     * As {@link #broadcast(Tensor, int, CollectiveOptions)}, returning at once; {@code tensor} belongs to the
+     * call until the work completes.
+     *
+     * @param tensor the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work broadcastAsync(Tensor tensor, int root, CollectiveOptions options);
 
+    /**
+     * {@link #broadcast(Tensor, int, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     */
     default void broadcast(Tensor tensor, int root) {
         broadcast(tensor, root, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * Broadcasts the whole array ({@link DataType#FLOAT32}).
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     */
     default void broadcast(float[] data, int root) {
         broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
@@ -234,21 +348,56 @@ public interface Communicator extends AutoCloseable {
         return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * {@link #broadcastAsync(Tensor, int, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work broadcastAsync(Tensor tensor, int root) {
         return broadcastAsync(tensor, root, CollectiveOptions.DEFAULT);
     }
 
     // ---- allGather
 
-    /** {@code output} (size x input elements) receives rank i's {@code input} in block i, on every rank. */
+    /**
+     * {@code output} (size x input elements) receives rank i's {@code input} in block i, on every rank.
+     *
+     * @param input this rank's block
+     * @param output {@link #size()} times as many elements of the same dtype, overwritten with every block
+     * @param options the algorithm and deadline of this call
+     */
     void allGather(Tensor input, Tensor output, CollectiveOptions options);
 
+    /**
+     * As {@link #allGather(Tensor, Tensor, CollectiveOptions)}, returning at once; the tensors belong to the call
+     * until the work completes.
+     *
+     * @param input this rank's block
+     * @param output {@link #size()} times as many elements, overwritten with every block
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work allGatherAsync(Tensor input, Tensor output, CollectiveOptions options);
 
+    /**
+     * {@link #allGather(Tensor, Tensor, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's block
+     * @param output {@link #size()} times as many elements, overwritten with every block
+     */
     default void allGather(Tensor input, Tensor output) {
         allGather(input, output, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * {@link #allGatherAsync(Tensor, Tensor, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's block
+     * @param output {@link #size()} times as many elements, overwritten with every block
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allGatherAsync(Tensor input, Tensor output) {
         return allGatherAsync(input, output, CollectiveOptions.DEFAULT);
     }
@@ -272,15 +421,46 @@ public interface Communicator extends AutoCloseable {
     /**
      * Reduces every rank's {@code input} (size x output elements) element-wise; rank i receives block i of the
      * result in {@code output}. Bit-identical to the same block of {@link #allReduce} on the same inputs.
+     *
+     * @param input this rank's data, {@link #size()} blocks of {@code output}'s count; not modified
+     * @param output overwritten with this rank's block of the reduction
+     * @param op the reduction
+     * @param options the algorithm and deadline of this call
      */
     void reduceScatter(Tensor input, Tensor output, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * As {@link #reduceScatter(Tensor, Tensor, ReduceOp, CollectiveOptions)}, returning at once; the tensors
+     * belong to the call until the work completes.
+     *
+     * @param input this rank's data, {@link #size()} blocks of {@code output}'s count
+     * @param output overwritten with this rank's block of the reduction
+     * @param op the reduction
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work reduceScatterAsync(Tensor input, Tensor output, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * {@link #reduceScatter(Tensor, Tensor, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's data, {@link #size()} blocks of {@code output}'s count
+     * @param output overwritten with this rank's block of the reduction
+     * @param op the reduction
+     */
     default void reduceScatter(Tensor input, Tensor output, ReduceOp op) {
         reduceScatter(input, output, op, CollectiveOptions.DEFAULT);
     }
 
+    /**
+     * {@link #reduceScatterAsync(Tensor, Tensor, ReduceOp, CollectiveOptions)} with
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's data, {@link #size()} blocks of {@code output}'s count
+     * @param output overwritten with this rank's block of the reduction
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work reduceScatterAsync(Tensor input, Tensor output, ReduceOp op) {
         return reduceScatterAsync(input, output, op, CollectiveOptions.DEFAULT);
     }
@@ -297,11 +477,35 @@ public interface Communicator extends AutoCloseable {
 
     // ---- reduce
 
-    /** {@code root}'s {@code tensor} receives the reduction of every rank's; other ranks' tensors are unchanged. */
+    /**
+     * {@code root}'s {@code tensor} receives the reduction of every rank's; other ranks' tensors are unchanged.
+     *
+     * @param tensor this rank's input; on the root, overwritten with the result
+     * @param root the rank that receives the result, the same on every rank
+     * @param op the reduction
+     * @param options the algorithm and deadline of this call
+     */
     void reduce(Tensor tensor, int root, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * As {@link #reduce(Tensor, int, ReduceOp, CollectiveOptions)}, returning at once; {@code tensor} belongs to
+     * the call until the work completes.
+     *
+     * @param tensor this rank's input; on the root, overwritten with the result
+     * @param root the rank that receives the result
+     * @param op the reduction
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work reduceAsync(Tensor tensor, int root, ReduceOp op, CollectiveOptions options);
 
+    /**
+     * {@link #reduce(Tensor, int, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor this rank's input; on the root, overwritten with the result
+     * @param root the rank that receives the result
+     * @param op the reduction
+     */
     default void reduce(Tensor tensor, int root, ReduceOp op) {
         reduce(tensor, root, op, CollectiveOptions.DEFAULT);
     }
@@ -313,44 +517,125 @@ public interface Communicator extends AutoCloseable {
 
     // ---- gather
 
-    /** {@code root}'s {@code output} (size x input elements) receives rank i's input in block i; null elsewhere. */
+    /**
+     * {@code root}'s {@code output} (size x input elements) receives rank i's input in block i; null elsewhere.
+     *
+     * @param input this rank's block
+     * @param output on the root, {@link #size()} times as many elements, overwritten with every block; null on
+     *        the other ranks
+     * @param root the rank that receives the blocks, the same on every rank
+     * @param options the algorithm and deadline of this call
+     */
     void gather(Tensor input, Tensor output, int root, CollectiveOptions options);
 
+    /**
+     * As {@link #gather(Tensor, Tensor, int, CollectiveOptions)}, returning at once; the tensors belong to the
+     * call until the work completes.
+     *
+     * @param input this rank's block
+     * @param output on the root, {@link #size()} times as many elements; null on the other ranks
+     * @param root the rank that receives the blocks
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work gatherAsync(Tensor input, Tensor output, int root, CollectiveOptions options);
 
+    /**
+     * {@link #gather(Tensor, Tensor, int, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's block
+     * @param output on the root, {@link #size()} times as many elements; null on the other ranks
+     * @param root the rank that receives the blocks
+     */
     default void gather(Tensor input, Tensor output, int root) {
         gather(input, output, root, CollectiveOptions.DEFAULT);
     }
 
     // ---- scatter
 
-    /** Rank i's {@code output} receives block i of {@code root}'s {@code input} (null on other ranks). */
+    /**
+     * Rank i's {@code output} receives block i of {@code root}'s {@code input} (null on other ranks).
+     *
+     * @param input on the root, {@link #size()} blocks of {@code output}'s count; null on the other ranks
+     * @param output overwritten with this rank's block
+     * @param root the rank whose blocks are sent, the same on every rank
+     * @param options the algorithm and deadline of this call
+     */
     void scatter(Tensor input, Tensor output, int root, CollectiveOptions options);
 
+    /**
+     * As {@link #scatter(Tensor, Tensor, int, CollectiveOptions)}, returning at once; the tensors belong to the
+     * call until the work completes.
+     *
+     * @param input on the root, {@link #size()} blocks of {@code output}'s count; null on the other ranks
+     * @param output overwritten with this rank's block
+     * @param root the rank whose blocks are sent
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work scatterAsync(Tensor input, Tensor output, int root, CollectiveOptions options);
 
+    /**
+     * {@link #scatter(Tensor, Tensor, int, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input on the root, {@link #size()} blocks of {@code output}'s count; null on the other ranks
+     * @param output overwritten with this rank's block
+     * @param root the rank whose blocks are sent
+     */
     default void scatter(Tensor input, Tensor output, int root) {
         scatter(input, output, root, CollectiveOptions.DEFAULT);
     }
 
     // ---- allToAll
 
-    /** Block j of rank i's {@code input} becomes block i of rank j's {@code output}; both hold size equal blocks. */
+    /**
+     * Block j of rank i's {@code input} becomes block i of rank j's {@code output}; both hold size equal blocks.
+     *
+     * @param input this rank's {@link #size()} blocks, block j for rank j
+     * @param output as many elements, overwritten: block i from rank i
+     * @param options the algorithm and deadline of this call
+     */
     void allToAll(Tensor input, Tensor output, CollectiveOptions options);
 
+    /**
+     * As {@link #allToAll(Tensor, Tensor, CollectiveOptions)}, returning at once; the tensors belong to the call
+     * until the work completes.
+     *
+     * @param input this rank's {@link #size()} blocks, block j for rank j
+     * @param output as many elements, overwritten: block i from rank i
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     Work allToAllAsync(Tensor input, Tensor output, CollectiveOptions options);
 
+    /**
+     * {@link #allToAll(Tensor, Tensor, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's {@link #size()} blocks, block j for rank j
+     * @param output as many elements, overwritten: block i from rank i
+     */
     default void allToAll(Tensor input, Tensor output) {
         allToAll(input, output, CollectiveOptions.DEFAULT);
     }
 
     // ---- barrier
 
-    /** Returns once every rank has entered the barrier. */
+    /**
+     * Returns once every rank has entered the barrier.
+     *
+     * @param options the algorithm and deadline of this call
+     */
     void barrier(CollectiveOptions options);
 
+    /**
+     * As {@link #barrier(CollectiveOptions)}, returning at once.
+     *
+     * @param options the algorithm and deadline of this call
+     * @return the work, complete once every rank has entered the barrier
+     */
     Work barrierAsync(CollectiveOptions options);
 
+    /** {@link #barrier(CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}. */
     default void barrier() {
         barrier(CollectiveOptions.DEFAULT);
     }
@@ -368,12 +653,30 @@ public interface Communicator extends AutoCloseable {
     /**
      * Sends {@code tensor} to {@code dst}; returns once it is handed to the transport. Matched, in order, with the
      * {@link #recv} on {@code dst} of the same tag, count and dtype; a disagreement fails the receiver.
+     *
+     * @param tensor the data to send
+     * @param dst the receiving rank, not this one
+     * @param tag the receiver's {@code recv} must pass the same tag
      */
     void send(Tensor tensor, int dst, int tag);
 
-    /** Receives into {@code tensor} the next message {@code src} sent to this rank. */
+    /**
+     * Receives into {@code tensor} the next message {@code src} sent to this rank.
+     *
+     * @param tensor overwritten with the message; the count and dtype {@code src} sent
+     * @param src the sending rank, not this one
+     * @param tag the tag {@code src} passed to {@code send}
+     * @param options the deadline of this receive (its algorithm is ignored)
+     */
     void recv(Tensor tensor, int src, int tag, CollectiveOptions options);
 
+    /**
+     * {@link #recv(Tensor, int, int, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor overwritten with the message
+     * @param src the sending rank
+     * @param tag the tag {@code src} passed to {@code send}
+     */
     default void recv(Tensor tensor, int src, int tag) {
         recv(tensor, src, tag, CollectiveOptions.DEFAULT);
     }
@@ -413,6 +716,10 @@ public interface Communicator extends AutoCloseable {
      * {@code color} form one new communicator, ranked by {@code key} and then by their rank here. A rank that
      * passes {@link #UNDEFINED} gets null. The sub-communicator shares this one's links and has its own streams,
      * sequence numbers and counters; close it before this one.
+     *
+     * @param color the group to join, 0 or more, or {@link #UNDEFINED} to join none
+     * @param key orders the ranks within the new group
+     * @return this rank's sub-communicator, or null for {@link #UNDEFINED}
      */
     Communicator split(int color, int key);
 
@@ -442,6 +749,8 @@ public interface Communicator extends AutoCloseable {
 
     /**
      * Fails this communicator and tells every peer, which then raise {@link PeerAbortedException} (ncclCommAbort).
+     *
+     * @param reason the message the peers' exceptions carry
      */
     void abort(String reason);
 

@@ -12,12 +12,14 @@ import java.util.Objects;
 public final class CommunicatorConfig {
     /** Environment variable (or system property {@code jccl.timeout.ms}) for the default timeout. */
     public static final String TIMEOUT_ENV = JcclSettings.TIMEOUT_ENV;
+    /** The system property {@code jccl.timeout.ms}, which wins over {@link #TIMEOUT_ENV}. */
     public static final String TIMEOUT_PROP_NAME = JcclSettings.TIMEOUT_PROPERTY;
     /** As torch.distributed: 30 minutes. */
     public static final Duration TIMEOUT_DEFAULT = JcclSettings.TIMEOUT_DEFAULT;
 
     /** Environment variable (or system property {@code jccl.trace}): path prefix of the JSONL bandwidth trace. */
     public static final String TRACE_ENV = JcclSettings.TRACE_ENV;
+    /** The system property {@code jccl.trace}, which wins over {@link #TRACE_ENV}. */
     public static final String TRACE_PROP_NAME = JcclSettings.TRACE_PROPERTY;
 
     /** Prefix of the environment variables that choose an operation's algorithm: {@code JCCL_ALGO_ALL_REDUCE=tree}. */
@@ -44,12 +46,18 @@ public final class CommunicatorConfig {
      * AUTO's cost-model parameters as every rank of a job agreed on them at initialisation ({@code key=value}
      * lines, rank 0's tuning file), so that every rank makes the same choice even where the hosts' tuning files
      * differ; null (the default) reads this process's tuning file ({@code JCCL_TUNE_FILE}). Sub-groups inherit it.
+     *
+     * @param parameters the parameters as {@code key=value} lines, or null
+     * @return a copy of this config with those parameters
      */
     public CommunicatorConfig withTuneParameters(String parameters) {
         return new CommunicatorConfig(timeout, tracePrefix, algorithms, settings, parameters, deterministic);
     }
 
-    /** See {@link #withTuneParameters}; null when this process's tuning file is read. */
+    /**
+     * {@return the cost model's parameters of {@link #withTuneParameters}; null when this process's tuning file
+     * is read}
+     */
     public String tuneParameters() {
         return tuneParameters;
     }
@@ -57,6 +65,9 @@ public final class CommunicatorConfig {
     /**
      * The timeout, trace, algorithms and deterministic mode of {@code settings}, which the communicator's transports
      * also take.
+     *
+     * @param settings the settings
+     * @return a config with their values
      */
     public static CommunicatorConfig of(JcclSettings settings) {
         Objects.requireNonNull(settings, "settings");
@@ -68,12 +79,22 @@ public final class CommunicatorConfig {
      * The settings this config was made from: what the entry points give the transports, the rendezvous and the
      * cost model. The communicator's own values are this config's ({@link #timeout()}, ...), which the
      * {@code with...} methods may have changed.
+     *
+     * @return the settings this config was made from
      */
     public JcclSettings settings() {
         return settings;
     }
 
-    /** The algorithm {@code op} uses when a call asks for AUTO (per communicator; the environment sets it too). */
+    /**
+     * The algorithm {@code op} uses when a call asks for AUTO (per communicator; the environment sets it too).
+     *
+     * @param op the operation
+     * @param algorithm one of {@link Algorithm#available(OpType) op's algorithms}, or AUTO for the cost model's
+     *        choice
+     * @return a copy of this config with that choice
+     * @throws IllegalArgumentException if {@code op} has no such algorithm
+     */
     public CommunicatorConfig withAlgorithm(OpType op, Algorithm algorithm) {
         Algorithm.resolve(op, algorithm);
         java.util.Map<OpType, Algorithm> m = new java.util.EnumMap<>(OpType.class);
@@ -83,7 +104,12 @@ public final class CommunicatorConfig {
                 tuneParameters, deterministic);
     }
 
-    /** {@code algorithm} for every operation that has it (the others keep their choice). */
+    /**
+     * {@code algorithm} for every operation that has it (the others keep their choice).
+     *
+     * @param algorithm the algorithm
+     * @return a copy of this config with that choice for every operation that has {@code algorithm}
+     */
     public CommunicatorConfig withAlgorithm(Algorithm algorithm) {
         CommunicatorConfig c = this;
         for (OpType op : OpType.values()) {
@@ -106,17 +132,25 @@ public final class CommunicatorConfig {
      *
      * <p>Every rank must set it alike; a rank that differs runs another algorithm, which every rank reports as an
      * {@code algorithm} mismatch ({@link CollectiveMismatchException}) at the first floating-point reduction.
+     *
+     * @param on whether to sum in rank order
+     * @return a copy of this config with the mode set
      */
     public CommunicatorConfig withDeterministic(boolean on) {
         return new CommunicatorConfig(timeout, tracePrefix, algorithms, settings, tuneParameters, on);
     }
 
-    /** Whether deterministic mode is on; see {@link #withDeterministic}. */
+    /** {@return whether deterministic mode is on} See {@link #withDeterministic}. */
     public boolean deterministic() {
         return deterministic;
     }
 
-    /** The communicator-wide choice for {@code op}, or AUTO. */
+    /**
+     * The communicator-wide choice for {@code op}, or AUTO.
+     *
+     * @param op the operation
+     * @return the algorithm set for it, or {@link Algorithm#AUTO}
+     */
     public Algorithm algorithm(OpType op) {
         return algorithms.getOrDefault(op, Algorithm.AUTO);
     }
@@ -124,11 +158,22 @@ public final class CommunicatorConfig {
     /**
      * The settings of this process's environment ({@link JcclSettings#fromEnvironment()}): the defaults, overridden
      * by {@code -Djccl.timeout.ms} or {@code JCCL_TIMEOUT_MS}, {@code JCCL_TRACE}, {@code JCCL_ALGO_<OP>}, ...
+     *
+     * @return the config of this process's settings
+     * @throws IllegalArgumentException if a setting has a bad value
      */
     public static CommunicatorConfig fromEnvironment() {
         return of(JcclSettings.fromEnvironment());
     }
 
+    /**
+     * The default deadline of every call of the communicator (a call may set its own,
+     * {@link CollectiveOptions#withTimeout}).
+     *
+     * @param newTimeout a positive duration
+     * @return a copy of this config with that timeout
+     * @throws IllegalArgumentException if {@code newTimeout} is zero or negative
+     */
     public CommunicatorConfig withTimeout(Duration newTimeout) {
         return new CommunicatorConfig(Objects.requireNonNull(newTimeout, "timeout"), tracePrefix, algorithms,
                 settings, tuneParameters, deterministic).validated();
@@ -137,17 +182,20 @@ public final class CommunicatorConfig {
     /**
      * Writes the JSONL bandwidth trace: one record per operation to {@code <prefix>.rank<r>.jsonl}
      * (docs/trace.md); null switches it off.
+     *
+     * @param prefix the path prefix, or null
+     * @return a copy of this config with that trace
      */
     public CommunicatorConfig withTrace(String prefix) {
         return new CommunicatorConfig(timeout, prefix, algorithms, settings, tuneParameters, deterministic);
     }
 
-    /** The trace prefix, or null when tracing is off. */
+    /** {@return the trace prefix, or null when tracing is off} */
     public String tracePrefix() {
         return tracePrefix;
     }
 
-    /** Default deadline of every call that does not set its own. */
+    /** {@return the default deadline of every call that does not set its own} */
     public Duration timeout() {
         return timeout;
     }

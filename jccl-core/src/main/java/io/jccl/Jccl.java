@@ -14,9 +14,20 @@ public final class Jccl {
     private Jccl() {
     }
 
-    /** The work of one rank, given its communicator. */
+    /**
+     * The work of one rank, given its communicator.
+     *
+     * @param <T> what each rank returns
+     */
     @FunctionalInterface
     public interface RankBody<T> {
+        /**
+         * Runs one rank.
+         *
+         * @param comm this rank's communicator, closed when this method returns or throws
+         * @return this rank's result
+         * @throws Exception any failure, which fails every rank ({@link #runThreads(int, RankBody)})
+         */
         T run(Communicator comm) throws Exception;
     }
 
@@ -24,6 +35,8 @@ public final class Jccl {
      * This process's rank of a job started by {@code jccl launch}, torchrun, mpirun or srun: reads the rank, world
      * size and master address from the environment ({@link io.jccl.rendezvous.LaunchEnvironment}) and connects to
      * every other rank. Every setting is read here, once ({@link JcclSettings}).
+     *
+     * @return this process's communicator, connected to every rank of the job
      */
     public static Communicator fromEnvironment() {
         return fromEnvironment(JcclSettings.fromEnvironment().communicatorConfig());
@@ -32,6 +45,9 @@ public final class Jccl {
     /**
      * As {@link #fromEnvironment()}, with {@code config}; the launch identity and the transports' settings come
      * from {@link CommunicatorConfig#settings()}, the environment read when the config was made.
+     *
+     * @param config the timeout, algorithms and settings of the communicator
+     * @return this process's communicator, connected to every rank of the job
      */
     public static Communicator fromEnvironment(CommunicatorConfig config) {
         Objects.requireNonNull(config, "config");
@@ -118,12 +134,24 @@ public final class Jccl {
         });
     }
 
-    /** {@code worldSize} communicators over one in-process queue mesh, rank i at index i. */
+    /**
+     * {@code worldSize} communicators over one in-process queue mesh, rank i at index i. Each must be driven by
+     * its own thread; {@link #runThreads(int, RankBody)} does that for you.
+     *
+     * @param worldSize the number of ranks
+     * @return the communicators, rank i at index i
+     */
     public static List<Communicator> inProcess(int worldSize) {
         return inProcess(worldSize, JcclSettings.fromEnvironment().communicatorConfig());
     }
 
-    /** As {@link #inProcess(int)}, the mesh sized by {@code config}'s {@link CommunicatorConfig#settings()}. */
+    /**
+     * As {@link #inProcess(int)}, the mesh sized by {@code config}'s {@link CommunicatorConfig#settings()}.
+     *
+     * @param worldSize the number of ranks
+     * @param config the timeout, algorithms and settings of every communicator
+     * @return the communicators, rank i at index i
+     */
     public static List<Communicator> inProcess(int worldSize, CommunicatorConfig config) {
         Objects.requireNonNull(config, "config");
         JcclSettings settings = config.settings();
@@ -135,7 +163,15 @@ public final class Jccl {
         return Collections.unmodifiableList(comms);
     }
 
-    /** Runs {@code body} on {@code worldSize} threads, one rank each; see {@link #runThreads(int, CommunicatorConfig, RankBody)}. */
+    /**
+     * Runs {@code body} on {@code worldSize} threads, one rank each, with the settings of the environment; see
+     * {@link #runThreads(int, CommunicatorConfig, RankBody)}.
+     *
+     * @param <T> what each rank returns
+     * @param worldSize the number of ranks
+     * @param body the work of each rank
+     * @return each rank's result, rank i at index i
+     */
     public static <T> List<T> runThreads(int worldSize, RankBody<T> body) {
         return runThreads(worldSize, JcclSettings.fromEnvironment().communicatorConfig(), body);
     }
@@ -145,6 +181,13 @@ public final class Jccl {
      * fails, its communicator is aborted so that every other rank's pending or next collective fails too instead
      * of hanging; after all threads end, the first failure is thrown (as a {@link JcclException} whose cause is
      * that rank's exception, with every other rank's failure suppressed).
+     *
+     * @param <T> what each rank returns
+     * @param worldSize the number of ranks
+     * @param config the timeout, algorithms and settings of every communicator
+     * @param body the work of each rank
+     * @return each rank's result, rank i at index i
+     * @throws JcclException if a rank failed
      */
     public static <T> List<T> runThreads(int worldSize, CommunicatorConfig config, RankBody<T> body) {
         Objects.requireNonNull(body, "body");

@@ -29,11 +29,13 @@ import java.util.function.LongPredicate;
 public final class JcclSettings {
     /** Default deadline of every collective, ms. */
     public static final String TIMEOUT_ENV = "JCCL_TIMEOUT_MS";
+    /** The system property that sets the default deadline, ms; it wins over {@link #TIMEOUT_ENV}. */
     public static final String TIMEOUT_PROPERTY = "jccl.timeout.ms";
     /** As torch.distributed: 30 minutes. */
     public static final Duration TIMEOUT_DEFAULT = Duration.ofMinutes(30);
     /** Path prefix of the JSONL bandwidth trace (docs/trace.md). */
     public static final String TRACE_ENV = "JCCL_TRACE";
+    /** The system property that sets the trace prefix; it wins over {@link #TRACE_ENV}. */
     public static final String TRACE_PROPERTY = "jccl.trace";
     /** Prefix of the variables that choose an operation's algorithm: {@code JCCL_ALGO_ALL_REDUCE=tree}. */
     public static final String ALGORITHM_ENV_PREFIX = "JCCL_ALGO_";
@@ -44,6 +46,7 @@ public final class JcclSettings {
     public static final String DETERMINISTIC_ENV = "JCCL_DETERMINISTIC";
     /** How long connection set-up (store and transport) may take, ms. */
     public static final String CONNECT_TIMEOUT_ENV = "JCCL_CONNECT_TIMEOUT_MS";
+    /** Connection set-up's default limit: 60 s. */
     public static final Duration CONNECT_TIMEOUT_DEFAULT = Duration.ofSeconds(60);
     /** The address TCP listeners bind. */
     public static final String BIND_ENV = "JCCL_BIND_ADDR";
@@ -51,6 +54,7 @@ public final class JcclSettings {
     public static final String ADVERTISE_ENV = "JCCL_ADVERTISE_ADDR";
     /** The largest payload a TCP peer may announce. */
     public static final String MAX_MESSAGE_ENV = "JCCL_MAX_MESSAGE_BYTES";
+    /** The default largest payload: 2^31 - 1 bytes. */
     public static final long MAX_MESSAGE_DEFAULT = Integer.MAX_VALUE;
     /** The job secret, hex. */
     public static final String SECRET_ENV = "JCCL_SECRET";
@@ -60,18 +64,23 @@ public final class JcclSettings {
     public static final String SHM_DIR_ENV = "JCCL_SHM_DIR";
     /** Bytes per shared-memory ring. */
     public static final String SHM_RING_ENV = "JCCL_SHM_RING_BYTES";
+    /** The default ring size: 4 MiB. */
     public static final int SHM_RING_DEFAULT = 4 << 20;
     /** Bytes of each of a process rank's two exchange buffers. */
     public static final String SHM_ARENA_ENV = "JCCL_SHM_ARENA_BYTES";
+    /** The default exchange buffer of a process rank: 4 MiB. */
     public static final int SHM_ARENA_DEFAULT = 4 << 20;
     /** Bytes of a process rank's registered region ({@code Communicator.allocate}). */
     public static final String SHM_REGISTERED_ENV = "JCCL_SHM_REGISTERED_BYTES";
+    /** The default registered region: 256 MiB (sparse: pages are used only as they are written). */
     public static final int SHM_REGISTERED_DEFAULT = 256 << 20;
     /** Bytes of each of a thread rank's two exchange buffers. */
     public static final String LOCAL_ARENA_ENV = "JCCL_LOCAL_ARENA_BYTES";
+    /** The default exchange buffer of a thread rank: 4 MiB. */
     public static final int LOCAL_ARENA_DEFAULT = 4 << 20;
     /** Spins before the first yield while the ranks on a host outnumber its cores. */
     public static final String OVERSUBSCRIBED_SPINS_ENV = "JCCL_OVERSUBSCRIBED_SPINS";
+    /** By default no spinning: yield at once. */
     public static final int OVERSUBSCRIBED_SPINS_DEFAULT = 0;
     /** The cost model's parameters, written by {@code jccl tune}. */
     public static final String TUNE_FILE_ENV = "JCCL_TUNE_FILE";
@@ -86,6 +95,7 @@ public final class JcclSettings {
     /** Which parts log at INFO and TRACE: a comma list of INIT, COLL, NET, SHM, TUNE, or ALL (the default). */
     public static final String DEBUG_SUBSYS_ENV = "JCCL_DEBUG_SUBSYS";
     public static final String TORCH_PYTHON_ENV = "JCCL_TORCH_PYTHON";
+    /** The default interpreter: Debian's. */
     public static final String TORCH_PYTHON_DEFAULT = "/usr/bin/python3";
 
     private final Map<String, String> environment;
@@ -179,6 +189,9 @@ public final class JcclSettings {
     /**
      * The settings of this process: its environment variables and system properties, read now. Only entry points
      * call this (EnvironmentAccessTest checks).
+     *
+     * @return the settings, validated
+     * @throws IllegalArgumentException if a variable or property has a bad value (it is named)
      */
     public static JcclSettings fromEnvironment() {
         Map<String, String> properties = new HashMap<>();
@@ -195,13 +208,22 @@ public final class JcclSettings {
      * The settings that {@code environment} (variables) and {@code properties} (system properties; also
      * {@code user.home} and {@code java.io.tmpdir} for the defaults of the tuning file and segment directory)
      * give.
+     *
+     * @param environment variable names to values
+     * @param properties system property names to values
+     * @return the settings, validated
+     * @throws IllegalArgumentException if a value is bad (the variable or property is named)
      */
     public static JcclSettings from(Map<String, String> environment, Map<String, String> properties) {
         return new JcclSettings(Objects.requireNonNull(environment, "environment"),
                 Objects.requireNonNull(properties, "properties"));
     }
 
-    /** Every default (with this JVM's home and temp directories). */
+    /**
+     * Every default (with this JVM's home and temp directories).
+     *
+     * @return the settings of an empty environment
+     */
     public static JcclSettings defaults() {
         Map<String, String> properties = new HashMap<>();
         properties.put("user.home", System.getProperty("user.home", ""));
@@ -209,22 +231,22 @@ public final class JcclSettings {
         return new JcclSettings(Map.of(), properties);
     }
 
-    /** A {@link CommunicatorConfig} with these settings' timeout, trace, algorithms and deterministic mode. */
+    /** {@return a {@link CommunicatorConfig} with these settings' timeout, trace, algorithms and deterministic mode} */
     public CommunicatorConfig communicatorConfig() {
         return CommunicatorConfig.of(this);
     }
 
-    /** The variables these settings were read from; the launch identity is parsed from them. */
+    /** {@return the variables these settings were read from} The launch identity is parsed from them. */
     public Map<String, String> environment() {
         return environment;
     }
 
-    /** {@code jccl.timeout.ms} or {@code JCCL_TIMEOUT_MS}: default deadline of every call; 30 minutes. */
+    /** {@return the default deadline of every call} {@code jccl.timeout.ms} or {@code JCCL_TIMEOUT_MS}; 30 minutes. */
     public Duration timeout() {
         return timeout;
     }
 
-    /** {@code jccl.trace} or {@code JCCL_TRACE}: prefix of the JSONL trace, or null (off). */
+    /** {@return the prefix of the JSONL trace, or null (off)} {@code jccl.trace} or {@code JCCL_TRACE}. */
     public String tracePrefix() {
         return tracePrefix;
     }
@@ -232,6 +254,8 @@ public final class JcclSettings {
     /**
      * {@code JCCL_ALGO_<OP>}: the algorithm per operation ({@code JCCL_ALGO_ALL_REDUCE}, also
      * {@code JCCL_ALGO_ALLREDUCE}); operations without one are absent (AUTO).
+     *
+     * @return the algorithm set per operation, unmodifiable
      */
     public Map<OpType, Algorithm> algorithms() {
         return algorithms;
@@ -240,12 +264,14 @@ public final class JcclSettings {
     /**
      * {@code JCCL_DETERMINISTIC}: whether floating-point allreduce, reduce_scatter and reduce sum in rank order
      * ({@link Algorithm#ORDERED}) whatever algorithm is asked for; off.
+     *
+     * @return whether deterministic mode is on
      */
     public boolean deterministic() {
         return deterministic;
     }
 
-    /** {@code JCCL_CONNECT_TIMEOUT_MS}: how long connecting may take, retries included; 60 s. */
+    /** {@return how long connecting may take, retries included} {@code JCCL_CONNECT_TIMEOUT_MS}; 60 s. */
     public Duration connectTimeout() {
         return connectTimeout;
     }
@@ -253,6 +279,9 @@ public final class JcclSettings {
     /**
      * {@code JCCL_BIND_ADDR}: the address to listen on; by default 127.0.0.1 when {@code masterHost} is a loopback
      * address, else 0.0.0.0.
+     *
+     * @param masterHost the host of the master address
+     * @return the address to bind
      */
     public String bindAddress(String masterHost) {
         if (bindAddress != null) {
@@ -262,12 +291,15 @@ public final class JcclSettings {
         return loopback ? "127.0.0.1" : "0.0.0.0";
     }
 
-    /** {@code JCCL_ADVERTISE_ADDR}: the address peers connect to, or null to derive it from the bind address. */
+    /**
+     * {@return the address peers connect to, or null to derive it from the bind address}
+     * {@code JCCL_ADVERTISE_ADDR}.
+     */
     public String advertiseAddress() {
         return advertiseAddress;
     }
 
-    /** {@code JCCL_MAX_MESSAGE_BYTES}: the largest payload a TCP peer may announce; 2^31 - 1. */
+    /** {@return the largest payload a TCP peer may announce} {@code JCCL_MAX_MESSAGE_BYTES}; 2^31 - 1. */
     public long maxMessageBytes() {
         return maxMessageBytes;
     }
@@ -275,52 +307,71 @@ public final class JcclSettings {
     /**
      * {@code JCCL_SECRET}: the job secret as (validated) hex; "" when set but blank (an empty secret), null when
      * unset.
+     *
+     * @return the secret's hex digits, "" or null
      */
     public String secretHex() {
         return secretHex;
     }
 
-    /** {@code JCCL_STORE=external}: a standalone store serves the master address, rank 0 starts none. */
+    /**
+     * {@return whether a standalone store serves the master address} {@code JCCL_STORE=external}: rank 0 then
+     * starts none.
+     */
     public boolean externalStore() {
         return externalStore;
     }
 
-    /** {@code JCCL_SHM_DIR}: directory of the segments; /dev/shm when it exists, else the temp directory. */
+    /**
+     * {@return the directory of the shared-memory segments} {@code JCCL_SHM_DIR}; /dev/shm when it exists, else
+     * the temp directory.
+     */
     public Path shmDirectory() {
         return shmDirectory;
     }
 
-    /** {@code JCCL_SHM_RING_BYTES}: bytes per ring, a power of two; 4 MiB. */
+    /** {@return the bytes per ring, a power of two} {@code JCCL_SHM_RING_BYTES}; 4 MiB. */
     public int shmRingBytes() {
         return shmRingBytes;
     }
 
-    /** {@code JCCL_SHM_ARENA_BYTES}: bytes of each exchange buffer of a process rank, a multiple of 4096; 4 MiB. */
+    /**
+     * {@return the bytes of each exchange buffer of a process rank, a multiple of 4096}
+     * {@code JCCL_SHM_ARENA_BYTES}; 4 MiB.
+     */
     public int shmArenaBytes() {
         return shmArenaBytes;
     }
 
-    /** {@code JCCL_SHM_REGISTERED_BYTES}: bytes of the registered region, a multiple of 4096; 256 MiB (sparse). */
+    /**
+     * {@return the bytes of the registered region, a multiple of 4096} {@code JCCL_SHM_REGISTERED_BYTES}; 256 MiB
+     * (sparse).
+     */
     public int shmRegisteredBytes() {
         return shmRegisteredBytes;
     }
 
-    /** {@code JCCL_LOCAL_ARENA_BYTES}: bytes of each exchange buffer of a thread rank, a multiple of 8; 4 MiB. */
+    /**
+     * {@return the bytes of each exchange buffer of a thread rank, a multiple of 8} {@code JCCL_LOCAL_ARENA_BYTES};
+     * 4 MiB.
+     */
     public int localArenaBytes() {
         return localArenaBytes;
     }
 
-    /** {@code JCCL_OVERSUBSCRIBED_SPINS}: spins before the first yield when ranks outnumber cores; 0. */
+    /**
+     * {@return the spins before the first yield when ranks outnumber cores} {@code JCCL_OVERSUBSCRIBED_SPINS}; 0.
+     */
     public int oversubscribedSpins() {
         return oversubscribedSpins;
     }
 
-    /** {@code JCCL_TUNE_FILE}: the cost model's parameters; {@code ~/.jccl/tune.properties}. */
+    /** {@return the file of the cost model's parameters} {@code JCCL_TUNE_FILE}; {@code ~/.jccl/tune.properties}. */
     public Path tuneFile() {
         return tuneFile;
     }
 
-    /** {@code JCCL_TORCH_PYTHON}: the interpreter that has torch; /usr/bin/python3. */
+    /** {@return the Python interpreter that has torch} {@code JCCL_TORCH_PYTHON}; /usr/bin/python3. */
     public String torchPython() {
         return torchPython;
     }
@@ -345,6 +396,7 @@ public final class JcclSettings {
         return debugSubsystems;
     }
 
+    /** {@return every setting, for a log line} The secret is shown only as unset, empty or set. */
     @Override
     public String toString() {
         return "JcclSettings[timeout=" + timeout + ", trace=" + tracePrefix + ", algorithms=" + algorithms

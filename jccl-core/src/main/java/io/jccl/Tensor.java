@@ -29,36 +29,96 @@ public final class Tensor {
         this.order = order;
     }
 
+    /**
+     * The whole array, as {@link DataType#FLOAT32}.
+     *
+     * @param data the elements, read and written in place
+     * @return a tensor over {@code data}
+     * @throws IllegalArgumentException if {@code data} is null
+     */
     public static Tensor of(float[] data) {
         return ofArray(DataType.FLOAT32, data, 0, checkedLength(data, float[].class));
     }
 
+    /**
+     * A range of the array, as {@link DataType#FLOAT32}.
+     *
+     * @param data the array, read and written in place
+     * @param offset the index of the first element
+     * @param count the number of elements
+     * @return a tensor over {@code data[offset .. offset + count)}
+     * @throws IllegalArgumentException if {@code data} is null or the range is outside it
+     */
     public static Tensor of(float[] data, int offset, int count) {
         return ofArray(DataType.FLOAT32, data, offset, count);
     }
 
+    /**
+     * The whole array, as {@link DataType#FLOAT64}.
+     *
+     * @param data the elements, read and written in place
+     * @return a tensor over {@code data}
+     * @throws IllegalArgumentException if {@code data} is null
+     */
     public static Tensor of(double[] data) {
         return ofArray(DataType.FLOAT64, data, 0, checkedLength(data, double[].class));
     }
 
+    /**
+     * A range of the array, as {@link DataType#FLOAT64}.
+     *
+     * @param data the array, read and written in place
+     * @param offset the index of the first element
+     * @param count the number of elements
+     * @return a tensor over {@code data[offset .. offset + count)}
+     * @throws IllegalArgumentException if {@code data} is null or the range is outside it
+     */
     public static Tensor of(double[] data, int offset, int count) {
         return ofArray(DataType.FLOAT64, data, offset, count);
     }
 
+    /**
+     * The whole array, as {@link DataType#INT32}.
+     *
+     * @param data the elements, read and written in place
+     * @return a tensor over {@code data}
+     * @throws IllegalArgumentException if {@code data} is null
+     */
     public static Tensor of(int[] data) {
         return ofArray(DataType.INT32, data, 0, checkedLength(data, int[].class));
     }
 
+    /**
+     * The whole array, as {@link DataType#INT64}.
+     *
+     * @param data the elements, read and written in place
+     * @return a tensor over {@code data}
+     * @throws IllegalArgumentException if {@code data} is null
+     */
     public static Tensor of(long[] data) {
         return ofArray(DataType.INT64, data, 0, checkedLength(data, long[].class));
     }
 
-    /** A {@code byte[]} as INT8 or UINT8. */
+    /**
+     * A {@code byte[]} as INT8 or UINT8.
+     *
+     * @param data the elements, read and written in place
+     * @param dtype {@link DataType#INT8} or {@link DataType#UINT8}
+     * @return a tensor over {@code data}
+     * @throws IllegalArgumentException if {@code data} is null or {@code dtype} is not held in a {@code byte[]}
+     */
     public static Tensor of(byte[] data, DataType dtype) {
         return ofArray(dtype, data, 0, checkedLength(data, byte[].class));
     }
 
-    /** A {@code short[]} holding FLOAT16 or BFLOAT16 bit patterns. */
+    /**
+     * A {@code short[]} holding FLOAT16 or BFLOAT16 bit patterns.
+     *
+     * @param data the bit patterns, read and written in place
+     * @param dtype {@link DataType#FLOAT16} or {@link DataType#BFLOAT16}
+     * @return a tensor over {@code data}
+     * @throws IllegalArgumentException if {@code data} is null or {@code dtype} is not held in a {@code short[]}
+     */
     public static Tensor of(short[] data, DataType dtype) {
         return ofArray(dtype, data, 0, checkedLength(data, short[].class));
     }
@@ -66,6 +126,11 @@ public final class Tensor {
     /**
      * Any primitive array range whose class matches {@link DataType#arrayClass()}.
      *
+     * @param dtype the element type
+     * @param array a {@code dtype.arrayClass()} array, read and written in place
+     * @param offset the index of the first element
+     * @param count the number of elements
+     * @return a tensor over {@code count} elements of {@code array} from {@code offset}
      * @throws IllegalArgumentException if the array is null, of the wrong class, or the range is outside it
      */
     public static Tensor ofArray(DataType dtype, Object array, int offset, int count) {
@@ -90,6 +155,10 @@ public final class Tensor {
      * at the time of this call: a buffer filled with {@code putFloat} in the default big-endian order reads back
      * the same floats. A native-order direct buffer is the fastest (no byte swapping).
      *
+     * @param buffer the bytes from its position to its limit (the tensor keeps a duplicate: moving the buffer's
+     *        position later does not change the tensor)
+     * @param dtype the element type
+     * @return a tensor of {@code buffer.remaining() / dtype.sizeBytes()} elements
      * @throws IllegalArgumentException if the buffer is null, read-only, or its remaining bytes are not a whole
      *                                  number of elements
      */
@@ -115,15 +184,29 @@ public final class Tensor {
         return java.lang.reflect.Array.getLength(cls.cast(array));
     }
 
+    /**
+     * The element type.
+     *
+     * @return the type of every element
+     */
     public DataType dtype() {
         return dtype;
     }
 
-    /** Number of elements. */
+    /**
+     * Number of elements.
+     *
+     * @return 0 or more
+     */
     public int count() {
         return count;
     }
 
+    /**
+     * The size of the elements in bytes.
+     *
+     * @return {@link #count()} times the element size
+     */
     public long byteSize() {
         return (long) count * dtype.sizeBytes();
     }
@@ -131,27 +214,45 @@ public final class Tensor {
     /**
      * The byte buffer behind this tensor (a duplicate: position, limit and byte order as given), or null for an
      * array.
+     *
+     * @return a new duplicate of the buffer, or null
      */
     public ByteBuffer byteBuffer() {
         return buffer == null ? null : buffer.duplicate().order(order);
     }
 
-    /** The byte order the elements are read and written in: the buffer's, or native for an array. */
+    /**
+     * The byte order the elements are read and written in: the buffer's, or native for an array.
+     *
+     * @return the byte order
+     */
     public ByteOrder byteOrder() {
         return order;
     }
 
-    /** Whether this tensor is backed by a byte buffer (and so is staged through an array). */
+    /**
+     * Whether this tensor is backed by a byte buffer (and so is staged through an array).
+     *
+     * @return true for a buffer tensor, false for an array tensor
+     */
     public boolean isBuffer() {
         return buffer != null;
     }
 
-    /** The array behind this tensor (read and written in place by collectives), or null for a buffer tensor. */
+    /**
+     * The array behind this tensor (read and written in place by collectives), or null for a buffer tensor.
+     *
+     * @return the array itself, not a copy, or null
+     */
     public Object array() {
         return array;
     }
 
-    /** The index in {@link #array()} of this tensor's first element (0 for a buffer tensor). */
+    /**
+     * The index in {@link #array()} of this tensor's first element (0 for a buffer tensor).
+     *
+     * @return the offset
+     */
     public int offset() {
         return offset;
     }

@@ -15,6 +15,12 @@ import java.util.concurrent.TimeoutException;
 public final class Work {
     private final CompletableFuture<Void> future;
 
+    /**
+     * The handle of a call whose completion is {@code future}. The communicator makes these; a caller has no need
+     * to.
+     *
+     * @param future completes when the call has run, exceptionally when it failed
+     */
     public Work(CompletableFuture<Void> future) {
         this.future = future;
     }
@@ -31,7 +37,12 @@ public final class Work {
         }
     }
 
-    /** Waits at most {@code timeout}; returns whether the collective finished (rethrowing its exception). */
+    /**
+     * Waits at most {@code timeout}; returns whether the collective finished (rethrowing its exception).
+     *
+     * @param timeout how long to wait at most
+     * @return true if the collective finished, false if it is still running
+     */
     public boolean await(Duration timeout) {
         try {
             future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -46,11 +57,20 @@ public final class Work {
         }
     }
 
+    /**
+     * Whether the collective has finished, successfully or not; never blocks.
+     *
+     * @return true once the call has completed or failed
+     */
     public boolean isDone() {
         return future.isDone();
     }
 
-    /** The underlying future, to compose with other asynchronous work. */
+    /**
+     * The underlying future, to compose with other asynchronous work.
+     *
+     * @return the future this work wraps
+     */
     public CompletableFuture<Void> toCompletableFuture() {
         return future;
     }

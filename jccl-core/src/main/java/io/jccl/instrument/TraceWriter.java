@@ -26,7 +26,15 @@ public final class TraceWriter implements AutoCloseable {
                 StandardOpenOption.APPEND);
     }
 
-    /** The trace file of {@code rank} for a prefix: {@code <prefix>.rank<r>.jsonl}. */
+    /**
+     * The trace file of {@code rank} for a prefix: {@code <prefix>.rank<r>.jsonl}, created with its directories
+     * if missing, appended to otherwise.
+     *
+     * @param prefix the path of the trace files without the rank suffix ({@code JCCL_TRACE})
+     * @param rank the rank whose file this is
+     * @return a writer appending to the file
+     * @throws UncheckedIOException if the file cannot be opened
+     */
     public static TraceWriter open(String prefix, int rank) {
         try {
             return new TraceWriter(Path.of(prefix + ".rank" + rank + ".jsonl"));
@@ -35,11 +43,21 @@ public final class TraceWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * The file this writer appends to.
+     *
+     * @return the path
+     */
     public Path path() {
         return path;
     }
 
-    /** Appends one record (a complete JSON object, without a newline). */
+    /**
+     * Appends one record (a complete JSON object, without a newline) and flushes it.
+     *
+     * @param json the record
+     * @throws UncheckedIOException if the write fails
+     */
     public synchronized void write(String json) {
         try {
             out.write(json);
@@ -50,7 +68,12 @@ public final class TraceWriter implements AutoCloseable {
         }
     }
 
-    /** A JSON string literal. */
+    /**
+     * A JSON string literal.
+     *
+     * @param s any string
+     * @return {@code s} in double quotes, with quotes, backslashes and control characters escaped
+     */
     public static String quote(String s) {
         return appendQuoted(new StringBuilder(s.length() + 2), s).toString();
     }
@@ -76,7 +99,11 @@ public final class TraceWriter implements AutoCloseable {
         return b.append('"');
     }
 
-    /** A new record: one JSON object, written field by field in order. */
+    /**
+     * A new record: one JSON object, written field by field in order.
+     *
+     * @return an empty record
+     */
     public static Record record() {
         return new Record();
     }
@@ -98,12 +125,25 @@ public final class TraceWriter implements AutoCloseable {
             return appendQuoted(b, name).append(':');
         }
 
+        /**
+         * A number field.
+         *
+         * @param name the field's name
+         * @param value its value
+         * @return this record
+         */
         public Record field(String name, long value) {
             name(name).append(value);
             return this;
         }
 
-        /** A string field; null is written as JSON null. */
+        /**
+         * A string field; null is written as JSON null.
+         *
+         * @param name the field's name
+         * @param value its value, or null
+         * @return this record
+         */
         public Record field(String name, String value) {
             StringBuilder at = name(name);
             if (value == null) {
@@ -117,6 +157,9 @@ public final class TraceWriter implements AutoCloseable {
         /**
          * Fields that are JSON already ({@code "a":1,"b":[2]}, without braces), such as a call's traffic from
          * {@code CollectiveCall.trafficJson()}.
+         *
+         * @param json the fields, comma-separated
+         * @return this record
          */
         public Record fields(String json) {
             if (b.length() > 1) {
@@ -126,12 +169,22 @@ public final class TraceWriter implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The JSON object.
+         *
+         * @return the fields added so far, in braces
+         */
         @Override
         public String toString() {
             return b + "}";
         }
     }
 
+    /**
+     * Closes the file.
+     *
+     * @throws UncheckedIOException if closing fails
+     */
     @Override
     public synchronized void close() {
         try {

@@ -11,27 +11,62 @@ public final class TrafficCounters {
     private static final int COUNTERS = Counter.values().length;
     private final AtomicLongArray values = new AtomicLongArray(OpType.values().length * COUNTERS);
 
+    /** Counters that all start at zero (each communicator makes its own). */
+    public TrafficCounters() {
+    }
+
     private static int index(OpType op, Counter c) {
         return op.id() * COUNTERS + c.id();
     }
 
+    /**
+     * Adds to one counter (the communicator counts as it sends and receives).
+     *
+     * @param op the operation
+     * @param c the counter
+     * @param delta the amount to add
+     */
     public void add(OpType op, Counter c, long delta) {
         values.addAndGet(index(op, c), delta);
     }
 
+    /**
+     * One counter of one operation.
+     *
+     * @param op the operation
+     * @param c the counter
+     * @return its value since this rank's communicator was made or last {@link #reset()}
+     */
     public long get(OpType op, Counter c) {
         return values.get(index(op, c));
     }
 
+    /**
+     * Payload bytes this rank sent (or, over shared memory, wrote for its peers) in calls of {@code op}.
+     *
+     * @param op the operation
+     * @return {@code get(op, Counter.BYTES_SENT)}
+     */
     public long bytesSent(OpType op) {
         return get(op, Counter.BYTES_SENT);
     }
 
+    /**
+     * Payload bytes this rank received (or, over shared memory, read from its peers) in calls of {@code op}.
+     *
+     * @param op the operation
+     * @return {@code get(op, Counter.BYTES_RECEIVED)}
+     */
     public long bytesReceived(OpType op) {
         return get(op, Counter.BYTES_RECEIVED);
     }
 
-    /** Sum of a counter over every operation. */
+    /**
+     * Sum of a counter over every operation.
+     *
+     * @param c the counter
+     * @return the sum of {@link #get(OpType, Counter)} over every {@link OpType}
+     */
     public long total(Counter c) {
         long sum = 0;
         for (OpType op : OpType.values()) {
@@ -66,6 +101,7 @@ public final class TrafficCounters {
         return b.append(']').toString();
     }
 
+    /** Sets every counter to zero, for example before the calls to be measured. */
     public void reset() {
         for (int i = 0; i < values.length(); i++) {
             values.set(i, 0);

@@ -1,7 +1,7 @@
 package io.jccl.pipeline;
 
 import io.jccl.CommunicatorConfig;
-import io.jccl.instrument.FlightRecorder;
+import io.jccl.diag.FlightRecorder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +31,7 @@ public final class Diagnostics {
     private final Path dir;
     private final int worldSize;
     private volatile boolean dumpedOnFailure;
-    private final io.jccl.instrument.DebugLog log;
+    private final io.jccl.diag.DebugLog log;
 
     /**
      * The diagnostics of rank {@code rank} of a world of {@code worldSize}; a {@code persistent} one writes to
@@ -41,7 +41,7 @@ public final class Diagnostics {
         this.recorder = new FlightRecorder(rank, persistent ? config.settings().flightRecorderEntries() : 0);
         this.dir = persistent ? config.settings().flightRecorderDir() : null;
         this.worldSize = worldSize;
-        this.log = io.jccl.instrument.DebugLog.of(config.settings());
+        this.log = io.jccl.diag.DebugLog.of(config.settings());
         if (dir != null) {
             Trigger.watch(this);
         }
@@ -52,7 +52,7 @@ public final class Diagnostics {
     }
 
     /** What this rank logs ({@code JCCL_DEBUG}). */
-    io.jccl.instrument.DebugLog log() {
+    io.jccl.diag.DebugLog log() {
         return log;
     }
 

@@ -27,9 +27,9 @@ final class OrderedExecution {
     private final FailurePropagation failures;
     private final CallTrace trace;
     private final Diagnostics diagnostics;
-    private final io.jccl.instrument.FlightRecorder.Progress progress;
+    private final io.jccl.diag.FlightRecorder.Progress progress;
     private final ArrayPool scratch = new ArrayPool();
-    private final io.jccl.instrument.DebugLog log;
+    private final io.jccl.diag.DebugLog log;
 
     private final Object turn = new Object();
     /** Guarded by {@link #turn}. */
@@ -86,7 +86,7 @@ final class OrderedExecution {
 
     private void execute(PreparedCall p, long seq, long record) {
         awaitTurn(seq);
-        io.jccl.instrument.FlightRecorder recorder = diagnostics.recorder();
+        io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         try {
             try {
                 failures.checkStart(p.op());
@@ -99,16 +99,16 @@ final class OrderedExecution {
                     counters, scratch);
             call.observe(recorder, record);
             recorder.started(record, progress, seq);
-            if (log.isTrace(io.jccl.instrument.DebugLog.Subsys.COLL)) {
-                log.trace(io.jccl.instrument.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
+            if (log.isTrace(io.jccl.diag.DebugLog.Subsys.COLL)) {
+                log.trace(io.jccl.diag.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
                         + "algorithm {}", transport.rank(), p.op().label(), seq, communicatorId, p.dtype().torchName(),
                         p.count(), p.reduceOp() == null ? "" : ", " + p.reduceOp(), p.root() < 0 ? "" : ", root "
                         + p.root(), p.algorithm());
             }
             counters.add(p.op(), Counter.CALLS, 1);
-            io.jccl.instrument.CallEvent event = null;
-            if (io.jccl.instrument.CallEvent.isOn()) {
-                event = new io.jccl.instrument.CallEvent();
+            io.jccl.diag.CallEvent event = null;
+            if (io.jccl.diag.CallEvent.isOn()) {
+                event = new io.jccl.diag.CallEvent();
                 event.begin();
             }
             long startNanos = System.nanoTime();
@@ -140,7 +140,7 @@ final class OrderedExecution {
     }
 
     /** Ends the JFR event of a call, if a recording asked for it. */
-    private void commit(io.jccl.instrument.CallEvent event, PreparedCall p, long seq, CollectiveCall call,
+    private void commit(io.jccl.diag.CallEvent event, PreparedCall p, long seq, CollectiveCall call,
                         boolean failed) {
         if (event == null) {
             return;

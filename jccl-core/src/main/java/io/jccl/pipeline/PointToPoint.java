@@ -155,7 +155,7 @@ final class PointToPoint {
     }
 
     /** Ends the JFR event of a send or receive with {@code peer}, if a recording asked for it. */
-    private void commit(io.jccl.instrument.CallEvent event, Signature sig, Tensor tensor, int peer, boolean failed) {
+    private void commit(io.jccl.diag.CallEvent event, Signature sig, Tensor tensor, int peer, boolean failed) {
         if (event == null) {
             return;
         }
@@ -177,14 +177,14 @@ final class PointToPoint {
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig,
                 config.timeout(), counters);
         counters.add(OpType.SEND, Counter.CALLS, 1);
-        io.jccl.instrument.FlightRecorder recorder = diagnostics.recorder();
+        io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         long record = recorder.scheduled(communicatorId, true, OpType.SEND, seq, tensor.dtype(), tensor.count(), dst,
                 Algorithm.DIRECT, config.timeout().toMillis());
         recorder.started(record, null, seq);
         call.observe(recorder, record);
-        io.jccl.instrument.CallEvent event = null;
-        if (io.jccl.instrument.CallEvent.isOn()) {
-            event = new io.jccl.instrument.CallEvent();
+        io.jccl.diag.CallEvent event = null;
+        if (io.jccl.diag.CallEvent.isOn()) {
+            event = new io.jccl.diag.CallEvent();
             event.begin();
         }
         failures.enterCall();
@@ -209,14 +209,14 @@ final class PointToPoint {
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig, timeout,
                 counters);
         counters.add(OpType.RECV, Counter.CALLS, 1);
-        io.jccl.instrument.FlightRecorder recorder = diagnostics.recorder();
+        io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         long record = recorder.scheduled(communicatorId, true, OpType.RECV, seq, tensor.dtype(), tensor.count(), src,
                 Algorithm.DIRECT, timeout.toMillis());
         recorder.started(record, null, seq);
         call.observe(recorder, record);
-        io.jccl.instrument.CallEvent event = null;
-        if (io.jccl.instrument.CallEvent.isOn()) {
-            event = new io.jccl.instrument.CallEvent();
+        io.jccl.diag.CallEvent event = null;
+        if (io.jccl.diag.CallEvent.isOn()) {
+            event = new io.jccl.diag.CallEvent();
             event.begin();
         }
         failures.enterCall();

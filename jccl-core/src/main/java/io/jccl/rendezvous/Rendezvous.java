@@ -312,12 +312,12 @@ public final class Rendezvous {
     }
 
     /** JCCL_DEBUG=INFO: this rank's place, the hosts, the transport of each kind of pair, the cost model. */
-    private static void logStart(io.jccl.instrument.DebugLog log, InitMethod init, LaunchEnvironment env,
+    private static void logStart(io.jccl.diag.DebugLog log, InitMethod init, LaunchEnvironment env,
                                  Transport transport, CommunicatorConfig config, String tuneSource) {
-        io.jccl.instrument.DebugLog.Subsys initSys = io.jccl.instrument.DebugLog.Subsys.INIT;
-        if (!log.isInfo(initSys) && !log.isInfo(io.jccl.instrument.DebugLog.Subsys.TUNE)
-                && !log.isInfo(io.jccl.instrument.DebugLog.Subsys.NET)
-                && !log.isInfo(io.jccl.instrument.DebugLog.Subsys.SHM)) {
+        io.jccl.diag.DebugLog.Subsys initSys = io.jccl.diag.DebugLog.Subsys.INIT;
+        if (!log.isInfo(initSys) && !log.isInfo(io.jccl.diag.DebugLog.Subsys.TUNE)
+                && !log.isInfo(io.jccl.diag.DebugLog.Subsys.NET)
+                && !log.isInfo(io.jccl.diag.DebugLog.Subsys.SHM)) {
             return;
         }
         int[] hosts = transport.hostOf();
@@ -329,15 +329,15 @@ public final class Rendezvous {
                 hosts == null ? "unknown" : java.util.Arrays.toString(hosts));
         String name = transport.name();
         if (name.contains("shm")) {
-            log.info(io.jccl.instrument.DebugLog.Subsys.SHM, "rank {}: pairs on one host talk through shared memory "
+            log.info(io.jccl.diag.DebugLog.Subsys.SHM, "rank {}: pairs on one host talk through shared memory "
                     + "(rings of {} bytes, exchange buffers of {} bytes)", env.rank(),
                     config.settings().shmRingBytes(), config.settings().shmArenaBytes());
         }
         if (name.contains("tcp")) {
-            log.info(io.jccl.instrument.DebugLog.Subsys.NET, "rank {}: pairs {} talk over TCP", env.rank(),
+            log.info(io.jccl.diag.DebugLog.Subsys.NET, "rank {}: pairs {} talk over TCP", env.rank(),
                     name.contains("shm") ? "across hosts" : "(every one)");
         }
-        log.info(io.jccl.instrument.DebugLog.Subsys.TUNE, "rank {}: AUTO's cost model is {}: {}", env.rank(),
+        log.info(io.jccl.diag.DebugLog.Subsys.TUNE, "rank {}: AUTO's cost model is {}: {}", env.rank(),
                 tuneSource, config.tuneParameters() == null ? "this process's tuning file"
                         : config.tuneParameters().replace('\n', ' ').trim());
     }
@@ -412,7 +412,7 @@ public final class Rendezvous {
                 config = config.withTuneParameters(store.getString("tune", timeout));
                 tuneSource = store.getString("tune/source", timeout);
             }
-            logStart(io.jccl.instrument.DebugLog.of(settings), init, env, transport, config, tuneSource);
+            logStart(io.jccl.diag.DebugLog.of(settings), init, env, transport, config, tuneSource);
             // every rank is connected: the store is no longer needed. The barrier runs on a communicator of its
             // own, so the user's calls are numbered from 0 in errors and traces.
             DefaultCommunicator.connectBarrier(transport, config);

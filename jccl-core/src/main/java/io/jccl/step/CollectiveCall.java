@@ -49,7 +49,7 @@ public final class CollectiveCall {
 
     private final io.jccl.transport.ArrayPool scratch;
     /** The flight recorder that learns where this call waits, or null; and this call's record there. */
-    private io.jccl.instrument.FlightRecorder recorder;
+    private io.jccl.diag.FlightRecorder recorder;
     private long recordId = -1;
 
     /** Receives posted and not yet completed, oldest first (shared with the calls of {@link #subgroup}s). */
@@ -152,7 +152,7 @@ public final class CollectiveCall {
     }
 
     /** Has {@code r} learn, under record {@code id}, the step and peer this call waits at (and its subgroups'). */
-    public void observe(io.jccl.instrument.FlightRecorder r, long id) {
+    public void observe(io.jccl.diag.FlightRecorder r, long id) {
         this.recorder = r;
         this.recordId = id;
     }
@@ -426,7 +426,7 @@ public final class CollectiveCall {
      */
     private RuntimeException timedOut(int peer, int atStep, String where) {
         int comm = Streams.communicatorOf(stream);
-        io.jccl.instrument.FlightRecorder.Progress progress = recorder == null ? null : recorder.progressOf(comm);
+        io.jccl.diag.FlightRecorder.Progress progress = recorder == null ? null : recorder.progressOf(comm);
         if (progress == null || !Streams.isCollective(stream)) {
             return new CollectiveTimeoutException(self(), signature.op(), signature.sequence(), peer, atStep, where,
                     timeout);

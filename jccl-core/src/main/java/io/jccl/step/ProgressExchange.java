@@ -2,7 +2,7 @@ package io.jccl.step;
 
 import io.jccl.DataType;
 import io.jccl.OpType;
-import io.jccl.instrument.FlightRecorder;
+import io.jccl.diag.FlightRecorder;
 import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;

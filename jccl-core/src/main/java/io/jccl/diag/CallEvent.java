@@ -1,4 +1,4 @@
-package io.jccl.instrument;
+package io.jccl.diag;
 
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;

@@ -1,4 +1,4 @@
-package io.jccl.instrument;
+package io.jccl.diag;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

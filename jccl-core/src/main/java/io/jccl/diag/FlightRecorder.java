@@ -1,4 +1,4 @@
-package io.jccl.instrument;
+package io.jccl.diag;
 
 import io.jccl.Algorithm;
 import io.jccl.DataType;
