@@ -67,9 +67,34 @@ check() {
   fi
 }
 
+# check_job PATH_KIND RANKS MAIN: RANKS processes of MAIN on that path, meeting through a new file:// store
+# (torch's init_process_group in Java form: Jccl.initProcessGroup); fails unless every rank exits 0 and says so
+check_job() {
+  local kind="$1" world="$2" main="$3" store pids=() status=0
+  store="$(mktemp -d)"
+  # the job secret every rank proves to the others (jccl launch would make one)
+  export JCCL_SECRET="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  for ((r = 0; r < world; r++)); do
+    "${kind}_java" "$main" "file://$store/rendezvous" "$r" "$world" > "$store/rank$r.out" 2>&1 &
+    pids+=($!)
+  done
+  for ((r = 0; r < world; r++)); do
+    wait "${pids[$r]}" || status=$?
+    sed "s/^/[$kind rank $r] /" "$store/rank$r.out"
+    if [ "$status" -ne 0 ] || ! grep -q "^${main##*.}: rank $r of $world" "$store/rank$r.out" \
+        || grep -q '^SLF4J' "$store/rank$r.out"; then
+      echo "run.sh: rank $r of $main on the ${kind/path/ path} failed (status $status)" >&2
+      rm -rf "$store"
+      exit 1
+    fi
+  done
+  rm -rf "$store"
+}
+
 # each program on both paths (add a program here)
 for kind in modulepath classpath; do
   check "$kind" '^AllReduceSum: 4 ranks, allReduce SUM of 1024 floats = 10\.0 on every rank' \
     com.example.consumer.AllReduceSum
+  check_job "$kind" 3 com.example.consumer.ProcessGroupSum
 done
 echo "run.sh: the consumer project ran on the module path and on the class path"
