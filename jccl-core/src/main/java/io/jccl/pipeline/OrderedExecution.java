@@ -53,18 +53,21 @@ final class OrderedExecution {
 
     void runSync(PreparedCall p) {
         long seq = takeSequence(p.op());
-        execute(p, seq, schedule(p, seq));
+        execute(p, seq, schedule(p, seq, 0));
     }
 
-    /** The call's entry in the flight recorder, made when the call takes its sequence number. */
-    private long schedule(PreparedCall p, long seq) {
+    /**
+     * The call's entry in the flight recorder, made when the call takes its sequence number ({@code nowNanos}: the
+     * clock then for an asynchronous call; 0 for a synchronous one, which starts at once).
+     */
+    private long schedule(PreparedCall p, long seq, long nowNanos) {
         return diagnostics.recorder().scheduled(communicatorId, false, p.op(), seq, p.dtype(), p.count(), p.root(),
-                p.algorithm(), p.timeout().toMillis());
+                p.algorithm(), p.timeout().toMillis(), nowNanos);
     }
 
     Work runAsync(PreparedCall p) {
         long seq = takeSequence(p.op());
-        long record = schedule(p, seq);
+        long record = schedule(p, seq, System.nanoTime());
         CompletableFuture<Void> future = new CompletableFuture<>();
         asyncExecutor().execute(() -> {
             try {
@@ -95,10 +98,11 @@ final class OrderedExecution {
                 throw e;
             }
             Signature sig = new Signature(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm());
+            long startNanos = System.nanoTime(); // the one clock reading of the start: deadline, record, trace
             CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(),
-                    counters, scratch);
+                    counters, scratch, startNanos);
             call.observe(recorder, record);
-            recorder.started(record, progress, seq);
+            recorder.started(record, progress, seq, startNanos);
             if (log.isTrace(io.jccl.diag.DebugLog.Subsys.COLL)) {
                 log.trace(io.jccl.diag.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
                         + "algorithm {}", transport.rank(), p.op().label(), seq, communicatorId, p.dtype().torchName(),
@@ -111,7 +115,6 @@ final class OrderedExecution {
                 event = new io.jccl.diag.CallEvent();
                 event.begin();
             }
-            long startNanos = System.nanoTime();
             long startMicros = trace.startMicros();
             failures.enterCall();
             try {
@@ -123,7 +126,7 @@ final class OrderedExecution {
                     p.implementation().end(call);
                 }
                 trace.record(call, startMicros, startNanos, null);
-                recorder.completed(record);
+                recorder.completed(record, call.lastClock());
                 commit(event, p, seq, call, false);
             } catch (RuntimeException e) {
                 RuntimeException end = failures.ended(p.op(), seq, e);

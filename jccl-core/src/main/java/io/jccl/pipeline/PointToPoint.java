@@ -179,8 +179,8 @@ final class PointToPoint {
         counters.add(OpType.SEND, Counter.CALLS, 1);
         io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         long record = recorder.scheduled(communicatorId, true, OpType.SEND, seq, tensor.dtype(), tensor.count(), dst,
-                Algorithm.DIRECT, config.timeout().toMillis());
-        recorder.started(record, null, seq);
+                Algorithm.DIRECT, config.timeout().toMillis(), 0);
+        recorder.started(record, null, seq, call.lastClock());
         call.observe(recorder, record);
         io.jccl.diag.CallEvent event = null;
         if (io.jccl.diag.CallEvent.isOn()) {
@@ -190,7 +190,7 @@ final class PointToPoint {
         failures.enterCall();
         try {
             call.send(dst, Staging.stage(tensor));
-            recorder.completed(record);
+            recorder.completed(record, call.lastClock());
             commit(event, sig, tensor, dst, false);
         } catch (RuntimeException e) {
             RuntimeException end = failures.ended(OpType.SEND, sig.sequence(), e);
@@ -211,8 +211,8 @@ final class PointToPoint {
         counters.add(OpType.RECV, Counter.CALLS, 1);
         io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         long record = recorder.scheduled(communicatorId, true, OpType.RECV, seq, tensor.dtype(), tensor.count(), src,
-                Algorithm.DIRECT, timeout.toMillis());
-        recorder.started(record, null, seq);
+                Algorithm.DIRECT, timeout.toMillis(), 0);
+        recorder.started(record, null, seq, call.lastClock());
         call.observe(recorder, record);
         io.jccl.diag.CallEvent event = null;
         if (io.jccl.diag.CallEvent.isOn()) {
@@ -224,7 +224,7 @@ final class PointToPoint {
             Buf b = Staging.stage(tensor);
             call.recvInto(src, b);
             Staging.unstage(tensor, b);
-            recorder.completed(record);
+            recorder.completed(record, call.lastClock());
             commit(event, sig, tensor, src, false);
         } catch (RuntimeException e) {
             RuntimeException end = failures.ended(OpType.RECV, sig.sequence(), e);

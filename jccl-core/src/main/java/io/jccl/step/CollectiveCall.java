@@ -70,12 +70,19 @@ public final class CollectiveCall {
 
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters, io.jccl.transport.ArrayPool scratch) {
+        this(transport, stream, signature, timeout, counters, scratch, System.nanoTime());
+    }
+
+    /** As the constructor above, the call having started at {@code startNanos} ({@code System.nanoTime()}). */
+    public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
+                          TrafficCounters counters, io.jccl.transport.ArrayPool scratch, long startNanos) {
+        this.lastClock = startNanos;
         this.scratch = scratch;
         this.transport = transport;
         this.stream = stream;
         this.signature = signature;
         this.timeout = timeout;
-        this.deadlineNanos = System.nanoTime() + timeout.toNanos();
+        this.deadlineNanos = startNanos + timeout.toNanos();
         this.counters = counters;
         this.outstanding = new java.util.ArrayList<>(2);
         this.stepBase = 0;
@@ -145,6 +152,13 @@ public final class CollectiveCall {
 
     /** The rank (of this call's communicator) this call last waited for, or -1. */
     private int lastWaitedFor = -1;
+    /** This call's last reading of {@code System.nanoTime()} (its start, or when it last began to wait). */
+    private long lastClock;
+
+    /** This call's last reading of the clock: its start, or when it last began to wait ({@code System.nanoTime()}). */
+    public long lastClock() {
+        return tally.lastClock;
+    }
 
     /** The rank (of this call's communicator) this call last waited for, or -1 (none, or in the shared arena). */
     public int lastWaitedFor() {
@@ -395,6 +409,7 @@ public final class CollectiveCall {
         try {
             while (true) {
                 long now = System.nanoTime();
+                tally.lastClock = now; // the call a subgroup was made from keeps the reading
                 Frame f = transport.receive(w(peer), stream, Math.min(deadlineNanos, now + sliceNanos), r);
                 if (f != null) {
                     return f;
@@ -527,7 +542,9 @@ public final class CollectiveCall {
         while (true) {
             int behind;
             try {
-                behind = a.await(which, value, Math.min(deadlineNanos, System.nanoTime() + sliceNanos));
+                long now = System.nanoTime();
+                tally.lastClock = now;
+                behind = a.await(which, value, Math.min(deadlineNanos, now + sliceNanos));
             } catch (io.jccl.transport.PeerLostException e) {
                 // a peer that failed first and then exited has usually sent its reason: report that, not its exit
                 throwPendingAbort(a, which, value);
