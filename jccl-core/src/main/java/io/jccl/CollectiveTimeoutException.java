@@ -31,6 +31,17 @@ public final class CollectiveTimeoutException extends JcclException {
      * A timeout whose cause the ranks found out by asking each other ({@code culprits}: the sentence naming the
      * ranks that never reached the call, or null when every rank reached it); {@code culprit} is the first of them,
      * else the rank waited for.
+     *
+     * @param rank the rank that raises it
+     * @param op the operation that failed
+     * @param seq the sequence number of the failed call
+     * @param culprit the rank at fault, returned by {@link #peer()}
+     * @param waitedFor the rank this rank's receive waited for
+     * @param step the algorithm's step
+     * @param stepDescription the step in words, for the message
+     * @param timeout the time waited
+     * @param culprits the sentence naming the ranks that never reached the call, for the message; null when every
+     *        rank reached it
      */
     public CollectiveTimeoutException(int rank, OpType op, long seq, int culprit, int waitedFor, int step,
                                       String stepDescription, Duration timeout, String culprits) {

@@ -137,88 +137,189 @@ public interface Communicator extends AutoCloseable {
         return allReduceAsync(tensor, op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduce(Tensor, ReduceOp)} with {@link ReduceOp#SUM}, torch's default. */
+    /**
+     * {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} with {@link ReduceOp#SUM}, torch's default, and
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor this rank's input, overwritten with the sum
+     */
     default void allReduce(Tensor tensor) {
         allReduce(tensor, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduceAsync(Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    /**
+     * {@link #allReduceAsync(Tensor, ReduceOp, CollectiveOptions)} with {@link ReduceOp#SUM} and
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor this rank's input, overwritten with the sum
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(Tensor tensor) {
         return allReduceAsync(tensor, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
 
-    /** Sums {@code data} over every rank, in place. */
+    /**
+     * Sums {@code data} over every rank, in place: {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} of
+     * the whole array ({@link DataType#FLOAT32}) with {@link ReduceOp#SUM} and {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input, overwritten with the sum; the same length on every rank
+     */
     default void allReduce(float[] data) {
         allReduce(Tensor.of(data));
     }
 
-    /** Sums {@code data} over every rank, in place. */
+    /**
+     * Sums {@code data} over every rank, in place: {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} of
+     * the whole array ({@link DataType#FLOAT64}) with {@link ReduceOp#SUM} and {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input, overwritten with the sum; the same length on every rank
+     */
     default void allReduce(double[] data) {
         allReduce(Tensor.of(data));
     }
 
-    /** Sums {@code data} over every rank, in place. */
+    /**
+     * Sums {@code data} over every rank, in place: {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} of
+     * the whole array ({@link DataType#INT32}) with {@link ReduceOp#SUM} and {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input, overwritten with the sum; the same length on every rank
+     */
     default void allReduce(int[] data) {
         allReduce(Tensor.of(data));
     }
 
-    /** Sums {@code data} over every rank, in place. */
+    /**
+     * Sums {@code data} over every rank, in place: {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} of
+     * the whole array ({@link DataType#INT64}) with {@link ReduceOp#SUM} and {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input, overwritten with the sum; the same length on every rank
+     */
     default void allReduce(long[] data) {
         allReduce(Tensor.of(data));
     }
 
-    /** Reduces {@code data} with {@code op} over every rank, in place. */
+    /**
+     * Allreduces the whole array in place ({@link DataType#INT32}):
+     * {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     */
     default void allReduce(int[] data, ReduceOp op) {
         allReduce(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
-    /** Reduces {@code data} with {@code op} over every rank, in place. */
+    /**
+     * Allreduces the whole array in place ({@link DataType#INT64}):
+     * {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     */
     default void allReduce(long[] data, ReduceOp op) {
         allReduce(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
     /**
-     * Reduces {@code data}, elements of {@code dtype} ({@code INT8} or {@code UINT8}), with
-     * {@code op} over every rank, in place.
+     * Reduces {@code data}, elements of {@code dtype}, with {@code op} over every rank, in place:
+     * {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param dtype {@link DataType#INT8} or {@link DataType#UINT8}
+     * @param op the reduction
      */
     default void allReduce(byte[] data, DataType dtype, ReduceOp op) {
         allReduce(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
     }
 
     /**
-     * Reduces {@code data}, elements of {@code dtype} ({@code FLOAT16} or {@code BFLOAT16} bits), with
-     * {@code op} over every rank, in place.
+     * Reduces {@code data}, elements of {@code dtype}, with {@code op} over every rank, in place:
+     * {@link #allReduce(Tensor, ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data this rank's input as bit patterns, overwritten with the result
+     * @param dtype {@link DataType#FLOAT16} or {@link DataType#BFLOAT16}
+     * @param op the reduction
      */
     default void allReduce(short[] data, DataType dtype, ReduceOp op) {
         allReduce(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduce(float[], ReduceOp)}, asynchronously: {@code data} is the call's until its work is done. */
+    /**
+     * {@link #allReduce(float[], ReduceOp)}, asynchronously: {@link #allReduceAsync(Tensor, ReduceOp,
+     * CollectiveOptions)} of the whole array ({@link DataType#FLOAT32}) with {@link CollectiveOptions#DEFAULT};
+     * {@code data} is the call's until its work is done.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(float[] data, ReduceOp op) {
         return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduce(double[], ReduceOp)}, asynchronously. */
+    /**
+     * {@link #allReduce(double[], ReduceOp)}, asynchronously: {@link #allReduceAsync(Tensor, ReduceOp,
+     * CollectiveOptions)} of the whole array ({@link DataType#FLOAT64}) with {@link CollectiveOptions#DEFAULT};
+     * {@code data} is the call's until its work is done.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(double[] data, ReduceOp op) {
         return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduce(int[], ReduceOp)}, asynchronously. */
+    /**
+     * {@link #allReduce(int[], ReduceOp)}, asynchronously: {@link #allReduceAsync(Tensor, ReduceOp,
+     * CollectiveOptions)} of the whole array ({@link DataType#INT32}) with {@link CollectiveOptions#DEFAULT};
+     * {@code data} is the call's until its work is done.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(int[] data, ReduceOp op) {
         return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduce(long[], ReduceOp)}, asynchronously. */
+    /**
+     * {@link #allReduce(long[], ReduceOp)}, asynchronously: {@link #allReduceAsync(Tensor, ReduceOp,
+     * CollectiveOptions)} of the whole array ({@link DataType#INT64}) with {@link CollectiveOptions#DEFAULT};
+     * {@code data} is the call's until its work is done.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(long[] data, ReduceOp op) {
         return allReduceAsync(Tensor.of(data), op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduce(byte[], DataType, ReduceOp)}, asynchronously. */
+    /**
+     * {@link #allReduce(byte[], DataType, ReduceOp)}, asynchronously: {@link #allReduceAsync(Tensor,
+     * ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}; {@code data} is the call's until
+     * its work is done.
+     *
+     * @param data this rank's input, overwritten with the result
+     * @param dtype {@link DataType#INT8} or {@link DataType#UINT8}
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(byte[] data, DataType dtype, ReduceOp op) {
         return allReduceAsync(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduce(short[], DataType, ReduceOp)}, asynchronously. */
+    /**
+     * {@link #allReduce(short[], DataType, ReduceOp)}, asynchronously: {@link #allReduceAsync(Tensor,
+     * ReduceOp, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}; {@code data} is the call's until
+     * its work is done.
+     *
+     * @param data this rank's input as bit patterns, overwritten with the result
+     * @param dtype {@link DataType#FLOAT16} or {@link DataType#BFLOAT16}
+     * @param op the reduction
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work allReduceAsync(short[] data, DataType dtype, ReduceOp op) {
         return allReduceAsync(Tensor.of(data, dtype), op, CollectiveOptions.DEFAULT);
     }
@@ -256,7 +357,12 @@ public interface Communicator extends AutoCloseable {
         allReduceCoalesced(tensors, op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #allReduceCoalesced(java.util.List, ReduceOp)} with {@link ReduceOp#SUM}. */
+    /**
+     * {@link #allReduceCoalesced(java.util.List, ReduceOp, CollectiveOptions)} with {@link ReduceOp#SUM} and
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensors this rank's inputs, each overwritten with its sum; the same counts on every rank
+     */
     default void allReduceCoalesced(java.util.List<Tensor> tensors) {
         allReduceCoalesced(tensors, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
@@ -303,47 +409,111 @@ public interface Communicator extends AutoCloseable {
         broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
-    /** Every rank ends with {@code root}'s {@code data}. */
+    /**
+     * Broadcasts the whole array ({@link DataType#FLOAT64}): {@link #broadcast(Tensor, int, CollectiveOptions)}
+     * with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     */
     default void broadcast(double[] data, int root) {
         broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
-    /** Every rank ends with {@code root}'s {@code data}. */
+    /**
+     * Broadcasts the whole array ({@link DataType#INT32}): {@link #broadcast(Tensor, int, CollectiveOptions)}
+     * with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     */
     default void broadcast(int[] data, int root) {
         broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
-    /** Every rank ends with {@code root}'s {@code data}. */
+    /**
+     * Broadcasts the whole array ({@link DataType#INT64}): {@link #broadcast(Tensor, int, CollectiveOptions)}
+     * with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     */
     default void broadcast(long[] data, int root) {
         broadcast(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
-    /** Every rank ends with {@code root}'s {@code data}, elements of {@code dtype}. */
+    /**
+     * Every rank ends with {@code root}'s {@code data}, elements of {@code dtype}:
+     * {@link #broadcast(Tensor, int, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param dtype {@link DataType#INT8} or {@link DataType#UINT8}
+     * @param root the rank whose data is sent
+     */
     default void broadcast(byte[] data, DataType dtype, int root) {
         broadcast(Tensor.of(data, dtype), root, CollectiveOptions.DEFAULT);
     }
 
-    /** Every rank ends with {@code root}'s {@code data}, elements of {@code dtype}. */
+    /**
+     * Every rank ends with {@code root}'s {@code data}, elements of {@code dtype}:
+     * {@link #broadcast(Tensor, int, CollectiveOptions)} with {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param dtype {@link DataType#FLOAT16} or {@link DataType#BFLOAT16}
+     * @param root the rank whose data is sent
+     */
     default void broadcast(short[] data, DataType dtype, int root) {
         broadcast(Tensor.of(data, dtype), root, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #broadcast(float[], int)}, asynchronously: {@code data} is the call's until its work is done. */
+    /**
+     * {@link #broadcast(float[], int)}, asynchronously: {@link #broadcastAsync(Tensor, int, CollectiveOptions)}
+     * of the whole array ({@link DataType#FLOAT32}) with {@link CollectiveOptions#DEFAULT}; {@code data} is the
+     * call's until its work is done.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work broadcastAsync(float[] data, int root) {
         return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #broadcast(double[], int)}, asynchronously. */
+    /**
+     * {@link #broadcast(double[], int)}, asynchronously: {@link #broadcastAsync(Tensor, int, CollectiveOptions)}
+     * of the whole array ({@link DataType#FLOAT64}) with {@link CollectiveOptions#DEFAULT}; {@code data} is the
+     * call's until its work is done.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work broadcastAsync(double[] data, int root) {
         return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #broadcast(int[], int)}, asynchronously. */
+    /**
+     * {@link #broadcast(int[], int)}, asynchronously: {@link #broadcastAsync(Tensor, int, CollectiveOptions)}
+     * of the whole array ({@link DataType#INT32}) with {@link CollectiveOptions#DEFAULT}; {@code data} is the
+     * call's until its work is done.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work broadcastAsync(int[] data, int root) {
         return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #broadcast(long[], int)}, asynchronously. */
+    /**
+     * {@link #broadcast(long[], int)}, asynchronously: {@link #broadcastAsync(Tensor, int, CollectiveOptions)}
+     * of the whole array ({@link DataType#INT64}) with {@link CollectiveOptions#DEFAULT}; {@code data} is the
+     * call's until its work is done.
+     *
+     * @param data the root's data; on the other ranks, overwritten with it
+     * @param root the rank whose data is sent
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work broadcastAsync(long[] data, int root) {
         return broadcastAsync(Tensor.of(data), root, CollectiveOptions.DEFAULT);
     }
@@ -407,12 +577,19 @@ public interface Communicator extends AutoCloseable {
      * i is a copy of rank i's array. Two calls: an allgather of the lengths, then a ring that moves each array
      * once around (every rank receives the others' bytes once, no padding). Bytes, not objects: serialize with
      * whatever the program already uses; no Java serialization happens on the wire.
+     *
+     * @param data this rank's bytes, of any length (0 too); not modified
+     * @return {@link #size()} arrays, entry i a copy of rank i's {@code data} (this rank's included)
      */
     byte[][] allGatherV(byte[] data);
 
     /**
      * Every rank's {@code data}, whatever its length, in rank order, on {@code root} (entry i: rank i's bytes);
      * null on the other ranks. Two calls: an allgather of the lengths, then every rank sends its bytes to the root.
+     *
+     * @param data this rank's bytes, of any length (0 too); not modified
+     * @param root the rank that receives every rank's bytes, the same on every rank
+     * @return on the root, {@link #size()} arrays, entry i a copy of rank i's {@code data}; null on the other ranks
      */
     byte[][] gatherV(byte[] data, int root);
 
@@ -465,12 +642,25 @@ public interface Communicator extends AutoCloseable {
         return reduceScatterAsync(input, output, op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #reduceScatter(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    /**
+     * {@link #reduceScatter(Tensor, Tensor, ReduceOp, CollectiveOptions)} with {@link ReduceOp#SUM} and
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's data, {@link #size()} blocks of {@code output}'s count; not modified
+     * @param output overwritten with this rank's block of the sum
+     */
     default void reduceScatter(Tensor input, Tensor output) {
         reduceScatter(input, output, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #reduceScatterAsync(Tensor, Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    /**
+     * {@link #reduceScatterAsync(Tensor, Tensor, ReduceOp, CollectiveOptions)} with {@link ReduceOp#SUM} and
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param input this rank's data, {@link #size()} blocks of {@code output}'s count; not modified
+     * @param output overwritten with this rank's block of the sum
+     * @return the work, complete when the call has run on this rank (its {@link Work#await()} rethrows a failure)
+     */
     default Work reduceScatterAsync(Tensor input, Tensor output) {
         return reduceScatterAsync(input, output, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
@@ -510,7 +700,13 @@ public interface Communicator extends AutoCloseable {
         reduce(tensor, root, op, CollectiveOptions.DEFAULT);
     }
 
-    /** {@link #reduce(Tensor, int, ReduceOp)} with {@link ReduceOp#SUM}. */
+    /**
+     * {@link #reduce(Tensor, int, ReduceOp, CollectiveOptions)} with {@link ReduceOp#SUM} and
+     * {@link CollectiveOptions#DEFAULT}.
+     *
+     * @param tensor this rank's input; on the root, overwritten with the sum
+     * @param root the rank that receives the result
+     */
     default void reduce(Tensor tensor, int root) {
         reduce(tensor, root, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
@@ -645,6 +841,11 @@ public interface Communicator extends AutoCloseable {
      * each rank reports to rank 0, which waits for all of them until {@code timeout}, then releases them, or fails
      * listing every rank missing; the others fail with rank 0's message. Slower than {@link #barrier()} (rank 0
      * hears from every rank): a debugging aid, as in torch.
+     *
+     * @param timeout this call's deadline on every rank, in place of the communicator's: how long rank 0 waits for
+     *        the others to arrive, and they for its release; positive
+     * @throws IllegalArgumentException when {@code timeout} is null, zero or negative
+     * @throws CollectiveTimeoutException on rank 0 when a rank has not arrived in time, naming every one missing
      */
     void monitoredBarrier(java.time.Duration timeout);
 
@@ -684,12 +885,24 @@ public interface Communicator extends AutoCloseable {
     /**
      * Sends {@code tensor} to {@code dst} without waiting (torch's {@code isend}); the tensor is the call's until
      * the returned work completes. Sends of this rank to one peer leave in the order called, synchronous or not.
+     *
+     * @param tensor the data to send
+     * @param dst the receiving rank, not this one
+     * @param tag the receiver's {@code recv} or {@code irecv} must pass the same tag
+     * @return the work, complete once the tensor is handed to the transport (its {@link Work#await()} rethrows a
+     *         failure)
      */
     Work isend(Tensor tensor, int dst, int tag);
 
     /**
      * Receives into {@code tensor} the next message from {@code src} without waiting (torch's {@code irecv}); the
      * tensor holds it once the returned work completes. Receives from one peer are matched in the order called.
+     *
+     * @param tensor overwritten with the message; the count and dtype {@code src} sent
+     * @param src the sending rank, not this one
+     * @param tag the tag {@code src} passed to {@code send} or {@code isend}
+     * @return the work, complete once the message is in {@code tensor}; its {@link Work#await()} rethrows a
+     *         failure, such as a timeout after the communicator's timeout
      */
     Work irecv(Tensor tensor, int src, int tag);
 
@@ -697,6 +910,9 @@ public interface Communicator extends AutoCloseable {
      * Starts every operation of {@code ops} ({@link P2POp#isend}, {@link P2POp#irecv}) in list order and returns
      * their works in that order (torch's {@code batch_isend_irecv}). Sends never wait for the matching receive,
      * so a batch completes whatever order its operations, or its peers' operations, are listed in.
+     *
+     * @param ops the sends and receives to start, none null
+     * @return one work per operation, in the order of {@code ops}
      */
     default java.util.List<Work> batchIsendIrecv(java.util.List<P2POp> ops) {
         java.util.Objects.requireNonNull(ops, "ops");
@@ -728,14 +944,19 @@ public interface Communicator extends AutoCloseable {
      * of their rank here; null on the ranks not in it. A collective call: every rank of this communicator calls it
      * with the same ranks, in any order (a rank whose list differs makes every rank fail, naming it). Built on
      * {@link #split}: it shares this one's links; close it before this one.
+     *
+     * @param ranks the ranks of this communicator that form the group, at least one, each once, in any order
+     * @return this rank's communicator of the group, or null when this rank is not in {@code ranks}
+     * @throws IllegalArgumentException when {@code ranks} is empty, lists a rank twice or one not of this
+     *         communicator (checked before anything is sent)
      */
     Communicator newGroup(int... ranks);
 
     /**
-     * This rank's flight record as JSON: its last calls (2,000 by default, {@code JCCL_FLIGHT_RECORDER_ENTRIES}) on
-     * this communicator, the one it was split from and their sub-groups, each with its state, timestamps and, for a
-     * call still waiting, the step and the rank (of that call's communicator) it waits for. See
-     * docs/diagnostics.md.
+     * {@return this rank's flight record as JSON} Its last calls (2,000 by default,
+     * {@code JCCL_FLIGHT_RECORDER_ENTRIES}) on this communicator, the one it was split from and their sub-groups,
+     * each with its state, timestamps and, for a call still waiting, the step and the rank (of that call's
+     * communicator) it waits for. See docs/diagnostics.md.
      */
     String flightRecorderJson();
 
@@ -743,6 +964,7 @@ public interface Communicator extends AutoCloseable {
      * Writes this rank's flight record into {@code JCCL_FLIGHT_RECORDER_DIR} as {@code jccl_fr_rank<r>.json} and
      * returns the file ({@code jccl analyze DIR} reads every rank's); each rank also writes it on its first failure.
      *
+     * @return the file written, or null when it could not be written (the reason is logged as a warning)
      * @throws IllegalStateException when {@code JCCL_FLIGHT_RECORDER_DIR} is not set
      */
     java.nio.file.Path dumpFlightRecorder();

@@ -61,6 +61,16 @@ public final class Jccl {
      * once every rank holds a communicator (or fails on every rank, naming the rank that never joined or what
      * differed). See {@link ProcessGroupOptions} for the init methods ({@code env://}, {@code tcp://host:port},
      * {@code file:///path}), the timeout, the transport and the secret.
+     *
+     * @param options the init method, and the rank and world size unless env:// reads them from the environment;
+     *        unset options come from the environment, read once here
+     * @return this process's world communicator, connected to every rank of the job
+     * @throws IllegalArgumentException when the rank or world size is missing (and the init method is not
+     *         env://), the rank is not below the world size, or the init method or a setting is malformed
+     * @throws IllegalStateException when env:// finds no master address or port in the environment (and the
+     *         world has more than one rank)
+     * @throws JcclException when the job cannot start: a rank never joined within the timeout, two ranks joined
+     *         with the same rank, or the ranks disagree on the world size
      */
     public static Communicator initProcessGroup(ProcessGroupOptions options) {
         Objects.requireNonNull(options, "options");
@@ -104,6 +114,13 @@ public final class Jccl {
     /**
      * {@link #initProcessGroup(ProcessGroupOptions)} with {@code initMethod}, {@code rank} and {@code worldSize},
      * everything else from the environment ({@code JCCL_TIMEOUT_MS}, {@code JCCL_TRANSPORT}, {@code JCCL_SECRET}).
+     *
+     * @param initMethod where the ranks meet: {@code env://}, {@code tcp://host:port} or {@code file:///path}
+     * @param rank this process's rank, 0 to {@code worldSize} - 1
+     * @param worldSize the number of ranks of the job, at least 1
+     * @return this process's world communicator, connected to every rank of the job
+     * @throws IllegalArgumentException when the rank is negative or not below {@code worldSize}, or the world size
+     *         is less than 1
      */
     public static Communicator initProcessGroup(String initMethod, int rank, int worldSize) {
         return initProcessGroup(ProcessGroupOptions.of(initMethod).withRank(rank).withWorldSize(worldSize));
@@ -112,6 +129,12 @@ public final class Jccl {
     /** The work of one rank that returns nothing, given its communicator (see {@link #run}). */
     @FunctionalInterface
     public interface RankTask {
+        /**
+         * Runs one rank.
+         *
+         * @param comm this rank's communicator, closed when this method returns or throws
+         * @throws Exception any failure, which fails every rank ({@link #run(int, RankTask)})
+         */
         void run(Communicator comm) throws Exception;
     }
 
@@ -120,12 +143,24 @@ public final class Jccl {
      * threads, one rank each, and returns when every rank is done (throwing the first failure as
      * {@code runThreads} does). Not an overload of {@code runThreads}: with one, a lambda such as
      * {@code comm -> comm.rank()} would fit both and fail to compile as ambiguous.
+     *
+     * @param worldSize the number of ranks
+     * @param body the work of each rank
+     * @throws JcclException if a rank failed
      */
     public static void run(int worldSize, RankTask body) {
         run(worldSize, JcclSettings.fromEnvironment().communicatorConfig(), body);
     }
 
-    /** {@link #run(int, RankTask)} with {@code config}. */
+    /**
+     * {@link #run(int, RankTask)} with {@code config}: {@link #runThreads(int, CommunicatorConfig, RankBody)} of a
+     * body that returns null.
+     *
+     * @param worldSize the number of ranks
+     * @param config the timeout, algorithms and settings of every communicator
+     * @param body the work of each rank
+     * @throws JcclException if a rank failed
+     */
     public static void run(int worldSize, CommunicatorConfig config, RankTask body) {
         Objects.requireNonNull(body, "body");
         runThreads(worldSize, config, comm -> {

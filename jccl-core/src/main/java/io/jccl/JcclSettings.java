@@ -84,16 +84,17 @@ public final class JcclSettings {
     public static final int OVERSUBSCRIBED_SPINS_DEFAULT = 0;
     /** The cost model's parameters, written by {@code jccl tune}. */
     public static final String TUNE_FILE_ENV = "JCCL_TUNE_FILE";
-    /** The Python interpreter that has torch (the command-line tool's verify and bench --compare gloo). */
     /** Where each rank writes its flight record (on a failure, or when asked); unset: nowhere. */
     public static final String FLIGHT_RECORDER_DIR_ENV = "JCCL_FLIGHT_RECORDER_DIR";
     /** How many calls each rank's flight recorder keeps. */
     public static final String FLIGHT_RECORDER_ENTRIES_ENV = "JCCL_FLIGHT_RECORDER_ENTRIES";
+    /** By default each flight recorder keeps the last 2,000 calls. */
     public static final int FLIGHT_RECORDER_ENTRIES_DEFAULT = 2000;
     /** What jccl logs, as NCCL_DEBUG: WARN (the default), INFO or TRACE. */
     public static final String DEBUG_ENV = "JCCL_DEBUG";
     /** Which parts log at INFO and TRACE: a comma list of INIT, COLL, NET, SHM, TUNE, or ALL (the default). */
     public static final String DEBUG_SUBSYS_ENV = "JCCL_DEBUG_SUBSYS";
+    /** The Python interpreter that has torch (the command-line tool's verify and bench --compare gloo). */
     public static final String TORCH_PYTHON_ENV = "JCCL_TORCH_PYTHON";
     /** The default interpreter: Debian's. */
     public static final String TORCH_PYTHON_DEFAULT = "/usr/bin/python3";
@@ -376,22 +377,31 @@ public final class JcclSettings {
         return torchPython;
     }
 
-    /** {@code JCCL_FLIGHT_RECORDER_DIR}: where each rank writes its flight record, or null (nowhere). */
+    /**
+     * {@return the directory where each rank writes its flight record, or null (nowhere)}
+     * {@code JCCL_FLIGHT_RECORDER_DIR}; unset.
+     */
     public Path flightRecorderDir() {
         return flightRecorderDir;
     }
 
-    /** {@code JCCL_FLIGHT_RECORDER_ENTRIES}: how many calls each rank's flight recorder keeps; 2,000. */
+    /**
+     * {@return how many calls each rank's flight recorder keeps, 0 to 1,000,000}
+     * {@code JCCL_FLIGHT_RECORDER_ENTRIES}; 2,000.
+     */
     public int flightRecorderEntries() {
         return flightRecorderEntries;
     }
 
-    /** {@code JCCL_DEBUG}: {@code WARN} (the default), {@code INFO} or {@code TRACE}. */
+    /** {@return what jccl logs: {@code WARN}, {@code INFO} or {@code TRACE}, upper case} {@code JCCL_DEBUG}; WARN. */
     public String debugLevel() {
         return debugLevel;
     }
 
-    /** {@code JCCL_DEBUG_SUBSYS}: the subsystems that log at INFO and TRACE (every one by default). */
+    /**
+     * {@return the subsystems that log at INFO and TRACE, of INIT, COLL, NET, SHM and TUNE (unmodifiable)}
+     * {@code JCCL_DEBUG_SUBSYS}; every one (unset or ALL).
+     */
     public java.util.Set<String> debugSubsystems() {
         return debugSubsystems;
     }

@@ -19,32 +19,48 @@ public final class P2POp {
         this.tag = tag;
     }
 
-    /** A send of {@code tensor} to {@code dst} with {@code tag}. */
+    /**
+     * A send of {@code tensor} to {@code dst} with {@code tag}, for {@link Communicator#isend}.
+     *
+     * @param tensor the data to send
+     * @param dst the receiving rank, not the sender (checked when the batch starts it)
+     * @param tag the receiver's receive must pass the same tag
+     * @return the operation
+     * @throws NullPointerException when {@code tensor} is null
+     */
     public static P2POp isend(Tensor tensor, int dst, int tag) {
         return new P2POp(true, tensor, dst, tag);
     }
 
-    /** A receive into {@code tensor} from {@code src} with {@code tag}. */
+    /**
+     * A receive into {@code tensor} from {@code src} with {@code tag}, for {@link Communicator#irecv}.
+     *
+     * @param tensor overwritten with the message; the count and dtype {@code src} sends
+     * @param src the sending rank, not the receiver (checked when the batch starts it)
+     * @param tag the tag {@code src} passes to its send
+     * @return the operation
+     * @throws NullPointerException when {@code tensor} is null
+     */
     public static P2POp irecv(Tensor tensor, int src, int tag) {
         return new P2POp(false, tensor, src, tag);
     }
 
-    /** Whether this is a send (else a receive). */
+    /** {@return whether this is a send (else a receive)} */
     public boolean isSend() {
         return send;
     }
 
-    /** The tensor sent, or received into. */
+    /** {@return the tensor sent, or received into} */
     public Tensor tensor() {
         return tensor;
     }
 
-    /** The rank sent to or received from. */
+    /** {@return the rank sent to or received from} */
     public int peer() {
         return peer;
     }
 
-    /** The tag; a send and its receive must agree on it. */
+    /** {@return the tag} A send and its receive must agree on it. */
     public int tag() {
         return tag;
     }

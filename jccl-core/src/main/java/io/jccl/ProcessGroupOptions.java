@@ -44,15 +44,27 @@ public final class ProcessGroupOptions {
     /**
      * Options with the init method {@code initMethod} ({@code env://}, {@code tcp://host:port} or
      * {@code file:///path}) and everything else unset: rank and world size from the environment (env:// only),
-     * the timeout of {@code JCCL_TIMEOUT_MS} (30 minutes), the transport of {@code JCCL_TRANSPORT} (auto), the
-     * secret of {@code JCCL_SECRET} (none).
+     * the timeout of {@code JCCL_TIMEOUT_MS} (30 minutes; for the rendezvous {@code JCCL_CONNECT_TIMEOUT_MS}, 60 s),
+     * the transport of {@code JCCL_TRANSPORT} (auto), the secret of {@code JCCL_SECRET} (none).
+     *
+     * @param initMethod where the ranks meet: {@code env://}, {@code tcp://host:port} or {@code file:///path}
+     *        (parsed by {@link Jccl#initProcessGroup(ProcessGroupOptions)})
+     * @return the options
+     * @throws NullPointerException when {@code initMethod} is null
      */
     public static ProcessGroupOptions of(String initMethod) {
         Objects.requireNonNull(initMethod, "initMethod");
         return new ProcessGroupOptions(initMethod, -1, -1, null, null, null, null);
     }
 
-    /** These options with this process's rank, 0 to world size - 1. */
+    /**
+     * These options with this process's rank.
+     *
+     * @param newRank this process's rank, 0 to world size - 1 (checked against the world size by
+     *        {@link Jccl#initProcessGroup(ProcessGroupOptions)})
+     * @return a copy with this rank
+     * @throws IllegalArgumentException when {@code newRank} is negative
+     */
     public ProcessGroupOptions withRank(int newRank) {
         if (newRank < 0) {
             throw new IllegalArgumentException("rank must be >= 0, got " + newRank);
@@ -60,7 +72,13 @@ public final class ProcessGroupOptions {
         return new ProcessGroupOptions(initMethod, newRank, worldSize, timeout, transport, secretHex, config);
     }
 
-    /** These options with the number of ranks of the job, at least 1. */
+    /**
+     * These options with the number of ranks of the job.
+     *
+     * @param newWorldSize the number of ranks, at least 1
+     * @return a copy with this world size
+     * @throws IllegalArgumentException when {@code newWorldSize} is less than 1
+     */
     public ProcessGroupOptions withWorldSize(int newWorldSize) {
         if (newWorldSize < 1) {
             throw new IllegalArgumentException("world size must be >= 1, got " + newWorldSize);
@@ -71,6 +89,10 @@ public final class ProcessGroupOptions {
     /**
      * These options with {@code newTimeout} for every collective and point-to-point call (as torch's
      * {@code timeout}), and for the rendezvous: how long a rank waits for the others to join and connect.
+     *
+     * @param newTimeout the timeout, positive; it wins over the config's
+     * @return a copy with this timeout
+     * @throws IllegalArgumentException when {@code newTimeout} is zero or negative
      */
     public ProcessGroupOptions withTimeout(Duration newTimeout) {
         Objects.requireNonNull(newTimeout, "timeout");
@@ -83,6 +105,10 @@ public final class ProcessGroupOptions {
     /**
      * These options with the transport between the ranks: {@code auto} (shared memory between ranks that share
      * a host, TCP between the others), {@code shm} (every rank on this host) or {@code tcp}.
+     *
+     * @param newTransport {@code auto}, {@code shm} or {@code tcp}, in any case and with surrounding blanks
+     * @return a copy with this transport, in lower case
+     * @throws IllegalArgumentException when {@code newTransport} is none of them
      */
     public ProcessGroupOptions withTransport(String newTransport) {
         String t = Objects.requireNonNull(newTransport, "transport").trim().toLowerCase(Locale.ROOT);
@@ -95,6 +121,10 @@ public final class ProcessGroupOptions {
     /**
      * These options with the job secret that every rank must present (hex, as {@code JCCL_SECRET}; e.g.
      * {@code openssl rand -hex 32}, shared with the ranks by the launcher); the empty string: none.
+     *
+     * @param hex the secret as hexadecimal digits, or "" for no secret (even when {@code JCCL_SECRET} is set)
+     * @return a copy with this secret
+     * @throws IllegalArgumentException when {@code hex} is not hexadecimal
      */
     public ProcessGroupOptions withSecret(String hex) {
         Objects.requireNonNull(hex, "secret");
@@ -110,43 +140,49 @@ public final class ProcessGroupOptions {
      * These options with {@code newConfig}'s algorithms, trace and deterministic mode, and its settings for the
      * transports (default: {@link CommunicatorConfig#fromEnvironment()}). A timeout given here wins over the
      * config's.
+     *
+     * @param newConfig the config of the communicator
+     * @return a copy with this config
      */
     public ProcessGroupOptions withConfig(CommunicatorConfig newConfig) {
         Objects.requireNonNull(newConfig, "config");
         return new ProcessGroupOptions(initMethod, rank, worldSize, timeout, transport, secretHex, newConfig);
     }
 
-    /** The init method, as given. */
+    /** {@return the init method, as given} */
     public String initMethod() {
         return initMethod;
     }
 
-    /** The rank, or -1 when not given (env:// reads it from the environment). */
+    /** {@return the rank, or -1 when not given} env:// then reads it from the environment. */
     public int rank() {
         return rank;
     }
 
-    /** The world size, or -1 when not given (env:// reads it from the environment). */
+    /** {@return the world size, or -1 when not given} env:// then reads it from the environment. */
     public int worldSize() {
         return worldSize;
     }
 
-    /** The timeout, or null for the config's ({@code JCCL_TIMEOUT_MS}, 30 minutes). */
+    /**
+     * {@return the timeout, or null for the defaults} The calls then take the config's ({@code JCCL_TIMEOUT_MS},
+     * 30 minutes), the rendezvous {@code JCCL_CONNECT_TIMEOUT_MS} (60 s).
+     */
     public Duration timeout() {
         return timeout;
     }
 
-    /** The transport, or null for {@code JCCL_TRANSPORT} (auto). */
+    /** {@return the transport, or null for {@code JCCL_TRANSPORT}} (auto) */
     public String transport() {
         return transport;
     }
 
-    /** The secret as hex, or null for {@code JCCL_SECRET}. */
+    /** {@return the secret as hex ("" for none), or null for {@code JCCL_SECRET}} */
     public String secretHex() {
         return secretHex;
     }
 
-    /** The config, or null for {@link CommunicatorConfig#fromEnvironment()}. */
+    /** {@return the config, or null for {@link CommunicatorConfig#fromEnvironment()}} */
     public CommunicatorConfig config() {
         return config;
     }
