@@ -110,8 +110,23 @@ class ReadmeExampleTest {
                 }
             }, t -> new Thread(t, "readme-rank-" + rank).start()));
         }
+        List<Seen> seen = new ArrayList<>();
+        AssertionError failed = null;
+        for (int r = 0; r < 3; r++) { // every rank's failure, not only the first: the first is often a consequence
+            try {
+                seen.add(ranks.get(r).get(60, TimeUnit.SECONDS));
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (failed == null) {
+                    failed = new AssertionError("a rank of the README's process-group example failed");
+                }
+                failed.addSuppressed(e.getCause());
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
         for (int r = 0; r < 3; r++) {
-            Seen s = ranks.get(r).get(60, TimeUnit.SECONDS);
+            Seen s = seen.get(r);
             assertArrayEquals(new int[] {3, 3}, s.counts);
             for (int q = 0; q < 3; q++) {
                 assertEquals(q * 1000 + 1, s.states[q].length);

@@ -472,11 +472,12 @@ public final class CollectiveCall {
             if (p == awaited || p == self()) {
                 continue;
             }
-            // a peer waiting in a shared-memory call with this sequence number (read consistently: a peer may be
-            // rewriting its slots right now)
+            // a peer waiting in a shared-memory call of this communicator with this sequence number (read
+            // consistently: a peer may be rewriting its slots right now). The arena is the transport's: a call of
+            // another communicator over it (the rendezvous's own barrier, say) numbers its calls apart
             FrameHeader published = a == null ? null : a.publishedSignature(p);
-            String[] differs = published == null || published.sequence() != signature.sequence() ? null
-                    : signature.firstDifference(published);
+            String[] differs = published == null || published.sequence() != signature.sequence()
+                    || published.stream() != stream ? null : signature.firstDifference(published);
             if (differs != null) {
                 throw new CollectiveMismatchException(self(), signature.op(), signature.sequence(), p, differs[0],
                         differs[1], differs[2]);
