@@ -54,8 +54,15 @@ import java.util.concurrent.ExecutionException;
  */
 public final class BarrierRendezvous {
     private static final Logger LOG = LoggerFactory.getLogger(BarrierRendezvous.class);
-    /** How long a rank with nothing to publish waits before it joins the next round anyway. */
-    private static final long ROUND_MILLIS = 20;
+    /**
+     * How long a rank whose set-up neither waits for a key it lacks, nor has ended, nor has keys to publish (it is
+     * busy, or waits for peers to dial it) waits before it joins the next round anyway. A round costs about a
+     * second whatever it carries (BarrierTaskContext polls its answer once a second), so a rank joins only when
+     * the round can bring something: its keys, its end, or keys it waits for.
+     */
+    private static final long IDLE_MILLIS = 1000;
+    /** How long a rank that set keys waits for more before it publishes them (they often come in pairs). */
+    private static final long SETTLE_MILLIS = 30;
     private static final String RUNNING = "run";
     private static final String DONE = "done";
     private static final String FAILED = "fail";
@@ -80,6 +87,7 @@ public final class BarrierRendezvous {
         }
         JcclSettings settings = config.settings();
         Duration timeout = settings.connectTimeout();
+        long started = System.nanoTime();
 
         // round 1: identity, secret, cost model, co-location probe, host. The probe is in place before this rank
         // joins the round, so every rank that reads it after the round finds it if it shares the directory.
@@ -138,9 +146,10 @@ public final class BarrierRendezvous {
         worker.setDaemon(true);
         worker.start();
         String failure = null;
+        int[] rounds = {0};
         try {
             // every rank reads the probes before it joins the next round: once that round is over, none needs it
-            failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe));
+            failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe), rounds);
         } catch (RuntimeException | Error e) {
             deleteQuietly(probe);
             abandon(worker, result);
@@ -153,7 +162,10 @@ public final class BarrierRendezvous {
         }
         Transport t = result.join();
         try {
-            LOG.debug("rank {} of {} ({}): connected over {}", rank, world, identity, t.name());
+            if (rank == 0) {
+                LOG.info("{}: {} ranks connected over {} in {} ms ({} allGather rounds)", identity, world, t.name(),
+                        (System.nanoTime() - started) / 1_000_000, 1 + rounds[0]);
+            }
             // The last round, in which every rank said it is connected, is the barrier that ends the set-up: no
             // DefaultCommunicator.connectBarrier. (That barrier, on a communicator of its own, would also open a
             // window in which a rank still in it takes a peer's first shared-memory call, published in the arena
@@ -236,11 +248,12 @@ public final class BarrierRendezvous {
      * when every rank connected, else the reasons of the ranks that failed.
      */
     private static String runRounds(AllGather gather, String identity, int rank, int world, GatherStore store,
-                                    CompletableFuture<Transport> result, Runnable afterFirstRound) {
+                                    CompletableFuture<Transport> result, Runnable afterFirstRound,
+                                    int[] rounds) {
         boolean firstRound = true;
         while (true) {
             try {
-                store.awaitActivity(ROUND_MILLIS, result::isDone);
+                store.awaitActivity(IDLE_MILLIS, SETTLE_MILLIS, result::isDone);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new JcclException("rank " + rank + ": interrupted while connecting", e);
@@ -265,6 +278,14 @@ public final class BarrierRendezvous {
                 fields.add(Base64.getEncoder().encodeToString(e.getValue()));
             }
             String[][] all = exchange(gather, identity, rank, world, fields.toArray(new String[0]));
+            rounds[0]++;
+            if (LOG.isDebugEnabled()) {
+                List<String> keys = new ArrayList<>();
+                for (int i = 2; i < fields.size(); i += 2) {
+                    keys.add(fields.get(i));
+                }
+                LOG.debug("rank {}: round {}: {} {}", rank, rounds[0] + 1, status, keys);
+            }
             if (firstRound) {
                 afterFirstRound.run();
                 firstRound = false;

@@ -19,14 +19,17 @@ final class GatherStore implements Store {
     private final Object lock = new Object();
     /** Keys set since the last round, in order; guarded by lock. */
     private final Map<String, byte[]> pending = new LinkedHashMap<>();
-    /** Gets of this rank waiting for a key no round has brought yet; guarded by lock. */
-    private int waiting;
+    /** The keys gets of this rank wait for, with how many gets wait for each; guarded by lock. */
+    private final Map<String, Integer> awaited = new java.util.HashMap<>();
+    /** When this rank last set a key; guarded by lock. */
+    private long lastSetNanos;
 
     @Override
     public void set(String key, byte[] value) {
         known.set(key, value);
         synchronized (lock) {
             pending.put(key, value.clone());
+            lastSetNanos = System.nanoTime();
             lock.notifyAll();
         }
     }
@@ -37,14 +40,14 @@ final class GatherStore implements Store {
             return known.get(key, timeout);
         }
         synchronized (lock) {
-            waiting++;
+            awaited.merge(key, 1, Integer::sum);
             lock.notifyAll();
         }
         try {
             return known.get(key, timeout);
         } finally {
             synchronized (lock) {
-                waiting--;
+                awaited.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
             }
         }
     }
@@ -87,19 +90,32 @@ final class GatherStore implements Store {
     }
 
     /**
-     * Waits up to {@code millis} until this rank has something to publish or a get of its waits, or {@code done}
-     * says the set-up finished: the moment a round is worth running.
+     * Waits until a round is worth running, or {@code idleMillis} at most: until a get of this rank waits for a key
+     * no round has brought, or {@code done} says the set-up ended, or the keys this rank set have settled (none
+     * set for {@code settleMillis}: a set-up that sets two keys in a row publishes both in one round).
      */
-    void awaitActivity(long millis, java.util.function.BooleanSupplier done) throws InterruptedException {
-        long deadline = System.nanoTime() + millis * 1_000_000L;
+    void awaitActivity(long idleMillis, long settleMillis, java.util.function.BooleanSupplier done)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + idleMillis * 1_000_000L;
         synchronized (lock) {
-            while (pending.isEmpty() && waiting == 0 && !done.getAsBoolean()) {
+            while (!done.getAsBoolean() && !waitsForUnknownKey()
+                    && (pending.isEmpty() || System.nanoTime() - lastSetNanos < settleMillis * 1_000_000L)) {
                 long left = (deadline - System.nanoTime()) / 1_000_000L;
                 if (left <= 0) {
                     return;
                 }
-                lock.wait(Math.min(left, 5));
+                lock.wait(Math.min(left, 2));
             }
         }
+    }
+
+    /** Whether a get waits for a key this rank does not know yet; the caller holds lock. */
+    private boolean waitsForUnknownKey() {
+        for (String k : awaited.keySet()) {
+            if (!known.check(k)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -78,12 +78,12 @@ public final class JcclSpark {
         AtomicBoolean over = new AtomicBoolean();
         context.addTaskFailureListener((TaskFailureListener) (ctx, error) -> {
             if (over.compareAndSet(false, true)) {
-                comm.abort("partition " + rank + " of " + identity + " failed: " + error);
+                quietly(() -> comm.abort("partition " + rank + " of " + identity + " failed: " + error));
             }
         });
         context.addTaskCompletionListener((TaskCompletionListener) ctx -> {
             over.set(true);
-            comm.close();
+            quietly(comm::close);
         });
         Thread watch = new Thread(() -> watchKill(context, comm, over, identity), "jccl-spark-kill-watch-" + rank);
         watch.setDaemon(true);
@@ -181,6 +181,15 @@ public final class JcclSpark {
             throw new UncheckedIOException("cannot read a barrier task's result", e);
         } catch (ClassNotFoundException e) {
             throw new IllegalStateException("cannot read a barrier task's result: " + e.getMessage(), e);
+        }
+    }
+
+    /** A listener's clean-up: what fails in it (a communicator closed already) must not hide the task's own end. */
+    private static void quietly(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            LOG.debug("while ending a task's communicator: {}", e.toString());
         }
     }
 

@@ -87,6 +87,9 @@ class BarrierRendezvousTest {
             assertEquals("rank 3", f[3]);
             assertTrue(f[4].contains(transport.equals("tcp") ? "tcp" : "shm"), f[4]);
         }
+        // round 1, then tcp: the addresses, "connected"; shm: the job id, the segments, "connected"
+        int most = transport.equals("tcp") ? 3 : 4;
+        assertTrue(gather.rounds() <= most, gather.rounds() + " allGather rounds, expected at most " + most);
     }
 
     @Test

@@ -37,6 +37,7 @@ class SparkClusterTest {
         spark = SparkTestSessions.start(SparkTestSessions.LOCAL_CLUSTER, "jccl-spark local-cluster test");
         sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         sc.sc().addSparkListener(ENDS);
+        SparkTestSessions.awaitExecutors(sc, 2);
     }
 
     @AfterAll
@@ -58,13 +59,15 @@ class SparkClusterTest {
             assertEquals(2, distinct.size(), "tasks ran in " + pids + " (the test JVM is "
                     + ProcessHandle.current().pid() + ")");
             assertTrue(!distinct.contains(Long.toString(ProcessHandle.current().pid())));
+            long t0 = System.nanoTime();
             Fit jccl = LogisticRegressionExample.trainWithJccl(data, LogisticRegressionExample.MAX_ITERATIONS,
                     LogisticRegressionExample.STEP, LogisticRegressionExample.TOLERANCE);
+            long stage = System.nanoTime() - t0;
             MllibFit mllib = LogisticRegressionExample.trainWithMllib(spark, data, 100, 1e-9);
             double diff = LogisticRegressionExample.maxAbsDiff(jccl.weights, mllib.weights);
             assertTrue(diff < SparkTestSessions.COEFFICIENT_TOLERANCE, "jccl " + java.util.Arrays.toString(jccl.weights)
                     + " vs MLlib " + java.util.Arrays.toString(mllib.weights) + ": " + diff);
-            System.out.print(LogisticRegressionExample.table(SparkTestSessions.LOCAL_CLUSTER, 8000, 6, jccl, 0,
+            System.out.print(LogisticRegressionExample.table(SparkTestSessions.LOCAL_CLUSTER, 8000, 6, jccl, stage,
                     mllib));
         } finally {
             data.unpersist();
@@ -72,17 +75,27 @@ class SparkClusterTest {
     }
 
     @Test
-    void anExecutorKilledMidStageMakesItsPeerFailAtOnceAndSparkRetriesTheStage() throws InterruptedException {
+    void anExecutorKilledMidStageMakesItsPeerFailAtOnceAndSparkRetriesTheStage() throws Exception {
         JavaRDD<double[]> data = LogisticRegressionExample.generate(sc, 2, 2000, 4, 13);
         try {
             Fit reference = LogisticRegressionExample.trainWithJccl(data, 30, LogisticRegressionExample.STEP, 0);
             ENDS.clear();
+            java.nio.file.Path record = java.nio.file.Files.createTempDirectory(
+                    java.nio.file.Path.of("target"), "executor-kill");
+            String dir = record.toAbsolutePath().toString();
             List<Fit> fits = JcclSpark.run(data, (Iterator<double[]> part, Communicator comm) ->
-                    SparkTestSessions.descend(part, comm, 30, 5, true));
+                    SparkTestSessions.descend(part, comm, 30, 5, true, dir));
             Fit retried = fits.get(0);
             assertEquals(1, retried.stageAttempt, "the result should come from the second attempt");
             assertArrayEquals(reference.weights, retried.weights, 1e-12);
-            SparkTestSessions.assertPeersFailedFast(ENDS.awaitFailedAttempt(2, 20_000), 1, "xecutor");
+            SparkTestSessions.assertPeersFailedFast(ENDS.awaitFailedAttempt(2, 20_000), 1, "xecutor", false);
+            // what the survivor, in the other executor JVM, raised: jccl's error, within seconds of the halt
+            long halted = Long.parseLong(java.nio.file.Files.readString(record.resolve("failed")).trim());
+            String[] peer = java.nio.file.Files.readString(record.resolve("peer-0")).split(" ", 2);
+            assertTrue(peer[1].startsWith("io.jccl."), "the survivor raised " + peer[1]);
+            long after = Long.parseLong(peer[0]) - halted;
+            assertTrue(after < 10_000, "the survivor failed " + after + " ms after the halt: " + peer[1]);
+            System.out.println("survivor of the halted executor, " + after + " ms after the halt: " + peer[1]);
         } finally {
             data.unpersist();
         }

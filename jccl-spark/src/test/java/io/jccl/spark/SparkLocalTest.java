@@ -66,8 +66,10 @@ class SparkLocalTest {
     void gradientDescentInOneBarrierStageFindsMllibsModel() {
         JavaRDD<double[]> data = LogisticRegressionExample.generate(sc, 4, 4000, 6, 7);
         try {
+            long t0 = System.nanoTime();
             Fit jccl = LogisticRegressionExample.trainWithJccl(data, LogisticRegressionExample.MAX_ITERATIONS,
                     LogisticRegressionExample.STEP, LogisticRegressionExample.TOLERANCE);
+            long stage = System.nanoTime() - t0;
             MllibFit mllib = LogisticRegressionExample.trainWithMllib(spark, data, 100, 1e-9);
             double diff = LogisticRegressionExample.maxAbsDiff(jccl.weights, mllib.weights);
             assertTrue(diff < SparkTestSessions.COEFFICIENT_TOLERANCE, "jccl " + java.util.Arrays.toString(jccl.weights)
@@ -78,10 +80,68 @@ class SparkLocalTest {
             double[] truth = LogisticRegressionExample.trueWeights(6);
             assertTrue(LogisticRegressionExample.maxAbsDiff(jccl.weights, truth) < 0.15,
                     java.util.Arrays.toString(jccl.weights));
-            System.out.print(LogisticRegressionExample.table("local[4]", 16_000, 6, jccl, 0, mllib));
+            System.out.print(LogisticRegressionExample.table("local[4]", 16_000, 6, jccl, stage, mllib));
         } finally {
             data.unpersist();
         }
+    }
+
+    /** Set by the tasks of {@link #aCancelledStageEndsTheTasksWaitingInACollective}: they are threads of this JVM. */
+    private static final java.util.concurrent.atomic.AtomicLong FORMED = new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.Map<Integer, String> RAISED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Spark kills the tasks of a cancelled stage without interrupting their threads (the default): tasks blocked
+     * in an allReduce for a peer that is busy elsewhere would wait for it. The communicator notices the kill and
+     * aborts, so they end at once, with jccl's error naming the kill.
+     */
+    @Test
+    void aCancelledStageEndsTheTasksWaitingInACollective() throws Exception {
+        FORMED.set(0);
+        RAISED.clear();
+        ENDS.clear();
+        JavaRDD<Integer> parts = sc.parallelize(List.of(0, 1, 2, 3), 4);
+        Thread job = new Thread(() -> {
+            sc.setJobGroup("cancel-me", "a stage to cancel", false);
+            try {
+                JcclSpark.run(parts, (Iterator<Integer> part, Communicator comm) -> {
+                    FORMED.incrementAndGet();
+                    if (comm.rank() == 3) {
+                        Thread.sleep(8_000); // busy, deaf to the kill: the others wait for it in the allReduce
+                        return 0;
+                    }
+                    try {
+                        comm.allReduce(new int[] {1});
+                    } catch (RuntimeException e) {
+                        RAISED.put(comm.rank(), e.toString());
+                        throw e;
+                    }
+                    return 1;
+                });
+            } catch (RuntimeException expected) {
+                // the job is cancelled
+            }
+        });
+        job.start();
+        long until = System.currentTimeMillis() + 60_000;
+        while (FORMED.get() < 4 && System.currentTimeMillis() < until) {
+            Thread.sleep(20);
+        }
+        assertEquals(4, FORMED.get(), "the communicators were not formed");
+        Thread.sleep(300);
+        long cancelled = System.currentTimeMillis();
+        sc.cancelJobGroup("cancel-me");
+        while (RAISED.size() < 3 && System.currentTimeMillis() < cancelled + 5_000) {
+            Thread.sleep(20);
+        }
+        long waited = System.currentTimeMillis() - cancelled;
+        assertEquals(3, RAISED.size(), "the tasks waiting in allReduce did not end within 5 s of the cancel: "
+                + RAISED);
+        for (String e : RAISED.values()) {
+            assertTrue(e.startsWith("io.jccl.") && e.contains("Spark killed partition"), e);
+        }
+        System.out.println("tasks waiting in allReduce ended " + waited + " ms after the cancel: " + RAISED);
+        job.join(30_000); // the busy task ends after its sleep
     }
 
     @Test
@@ -95,7 +155,8 @@ class SparkLocalTest {
             Fit retried = fits.get(0);
             assertEquals(1, retried.stageAttempt, "the result should come from the second attempt");
             assertArrayEquals(reference.weights, retried.weights, 1e-12);
-            SparkTestSessions.assertPeersFailedFast(ENDS.awaitFailedAttempt(4, 10_000), 3, "IllegalStateException");
+            SparkTestSessions.assertPeersFailedFast(ENDS.awaitFailedAttempt(4, 10_000), 3, "IllegalStateException",
+                    true);
         } finally {
             data.unpersist();
         }

@@ -240,6 +240,22 @@ public final class LogisticRegressionExample {
         return sb.toString();
     }
 
+    /** Waits until {@code n} executors have registered: a barrier stage needs all its slots at once. */
+    static void awaitExecutors(JavaSparkContext sc, int n) {
+        long until = System.currentTimeMillis() + 120_000;
+        while (sc.sc().statusTracker().getExecutorInfos().length < n + 1) { // the driver is listed too
+            if (System.currentTimeMillis() > until) {
+                throw new IllegalStateException("fewer than " + n + " executors registered within 120 s");
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
     public static void main(String[] args) {
         String master = args.length > 0 ? args[0] : "local[4]";
         int partitions = args.length > 1 ? Integer.parseInt(args[1]) : 4;
@@ -248,6 +264,9 @@ public final class LogisticRegressionExample {
         SparkSession spark = SparkSession.builder().master(master).appName("jccl logistic regression").getOrCreate();
         try {
             JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+            if (master.startsWith("local-cluster")) {
+                awaitExecutors(sc, Integer.parseInt(master.replaceAll("local-cluster\\[(\\d+),.*", "$1")));
+            }
             JavaRDD<double[]> data = generate(sc, partitions, rows, features, 42);
             data.count();
             long t0 = System.nanoTime();
