@@ -4,7 +4,8 @@
 #   bash jccl-spark/compare-with-mllib.sh [MASTER] [PARTITIONS] [ROWS_PER_PARTITION] [FEATURES]
 # MASTER: local[4] (tasks are threads of one JVM) or local-cluster[W,C,MB] (W executor JVMs started from the Maven
 # jars in Spark's test mode: they get this JVM's class path, no SPARK_HOME needed). Run it after
-# `mvn -pl jccl-core,jccl-spark -am install -DskipTests`.
+# `mvn -pl jccl-core,jccl-spark -am install -DskipTests`. Extra JVM options (Spark settings as -Dspark.*) in
+# JAVA_OPTS, e.g. JAVA_OPTS=-Dspark.executorEnv.JCCL_TRANSPORT=tcp for TCP between the executors.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 master="${1:-local[4]}"
@@ -19,6 +20,6 @@ if [[ "$master" == local-cluster* ]]; then
   props=(-Dspark.testing=true -Dspark.test.home="$PWD/target/spark-test-home"
          -Dspark.executorEnv.SPARK_TESTING=1 -Dspark.executorEnv.SPARK_SCALA_VERSION=2.13)
 fi
-# shellcheck disable=SC2086
-exec java -Xmx4g $opens "${props[@]}" -Dlog4j2.configurationFile="$PWD/src/test/resources/log4j2.properties" \
+# shellcheck disable=SC2086 # $opens and $JAVA_OPTS are lists of options
+exec java -Xmx4g $opens ${JAVA_OPTS:-} "${props[@]}" -Dlog4j2.configurationFile="$PWD/src/test/resources/log4j2.properties" \
   -cp "$PWD/target/classes:$(cat "$cp_file")" io.jccl.spark.examples.LogisticRegressionExample "$master" "${@:2}"
