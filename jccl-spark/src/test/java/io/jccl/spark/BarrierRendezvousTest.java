@@ -87,8 +87,11 @@ class BarrierRendezvousTest {
             assertEquals("rank 3", f[3]);
             assertTrue(f[4].contains(transport.equals("tcp") ? "tcp" : "shm"), f[4]);
         }
-        // round 1, then tcp: the addresses, "connected"; shm: the job id, the segments, "connected"
-        int most = transport.equals("tcp") ? 3 : 4;
+        // round 1, then tcp: the addresses, "connected"; shm: the job id, the segments, "connected". One more
+        // is allowed: a rank whose set-up is slowed between two keys by more than the 30 ms it waits for them
+        // publishes them in two rounds (a loaded machine); 6-7 rounds, as before the rounds waited for activity,
+        // fail.
+        int most = (transport.equals("tcp") ? 3 : 4) + 1;
         assertTrue(gather.rounds() <= most, gather.rounds() + " allGather rounds, expected at most " + most);
     }
 

@@ -145,18 +145,32 @@ class SparkLocalTest {
     }
 
     @Test
-    void aTaskThatFailsMakesItsPeersFailAtOnceAndSparkRetriesTheStage() throws InterruptedException {
+    void aTaskThatFailsMakesItsPeersFailAtOnceAndSparkRetriesTheStage() throws Exception {
         JavaRDD<double[]> data = LogisticRegressionExample.generate(sc, 4, 2000, 4, 11);
         try {
             Fit reference = LogisticRegressionExample.trainWithJccl(data, 40, LogisticRegressionExample.STEP, 0);
             ENDS.clear();
+            java.nio.file.Path record = java.nio.file.Files.createTempDirectory(
+                    java.nio.file.Path.of("target"), "task-failure");
+            String dir = record.toAbsolutePath().toString();
             List<Fit> fits = JcclSpark.run(data, (Iterator<double[]> part, Communicator comm) ->
-                    SparkTestSessions.descend(part, comm, 40, 5, false));
+                    SparkTestSessions.descend(part, comm, 40, 5, false, dir));
             Fit retried = fits.get(0);
             assertEquals(1, retried.stageAttempt, "the result should come from the second attempt");
             assertArrayEquals(reference.weights, retried.weights, 1e-12);
+            // Spark's events: the failed task and, within 10 s, the end of its 3 peers (Spark reports a peer it had
+            // asked to kill as killed, whatever it raised)
             SparkTestSessions.assertPeersFailedFast(ENDS.awaitFailedAttempt(4, 10_000), 3, "IllegalStateException",
-                    true);
+                    false);
+            // what each peer raised: jccl's error naming the failed partition and its cause, within 10 s
+            long failed = Long.parseLong(java.nio.file.Files.readString(record.resolve("failed")).trim());
+            for (int p = 0; p < 3; p++) {
+                String[] peer = java.nio.file.Files.readString(record.resolve("peer-" + p)).split(" ", 2);
+                assertTrue(peer[1].startsWith("io.jccl.PeerAbortedException") && peer[1].contains("partition 3 of")
+                        && peer[1].contains("fails at iteration 5"), "partition " + p + " raised " + peer[1]);
+                long after = Long.parseLong(peer[0]) - failed;
+                assertTrue(after < 10_000, "partition " + p + " failed " + after + " ms after partition 3");
+            }
         } finally {
             data.unpersist();
         }
