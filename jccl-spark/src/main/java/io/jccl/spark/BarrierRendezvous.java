@@ -1,0 +1,472 @@
+package io.jccl.spark;
+
+import io.jccl.Communicator;
+import io.jccl.CommunicatorConfig;
+import io.jccl.JcclException;
+import io.jccl.JcclSettings;
+import io.jccl.pipeline.CostModel;
+import io.jccl.pipeline.DefaultCommunicator;
+import io.jccl.security.JobSecret;
+import io.jccl.store.PrefixStore;
+import io.jccl.store.Store;
+import io.jccl.transport.Transport;
+import io.jccl.transport.hybrid.HybridTransport;
+import io.jccl.transport.shm.ShmTransport;
+import io.jccl.transport.tcp.TcpOptions;
+import io.jccl.transport.tcp.TcpTransport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Forms a world communicator from nothing but an {@link AllGather} among the ranks: no store server, no port
+ * anyone must know beforehand.
+ *
+ * <ol>
+ *   <li>Round 1: every rank publishes the attempt's identity, its host and the token of a co-location probe (a file
+ *   of its shared-memory directory written before the round, as {@code Rendezvous} proves co-location: ranks
+ *   that read each other's token share memory); rank 0 also the job secret it generated and AUTO's cost
+ *   model.</li>
+ *   <li>Then the transports (TCP between hosts, shared memory within one) connect through a {@link GatherStore}
+ *   on a thread of their own, while this thread runs rounds that carry the keys each rank set (which probes it
+ *   read, its listening address, its segment) until every rank says it is connected, or one says why it is not:
+ *   then every rank fails with that reason. TCP takes two more rounds (addresses, then "connected"), shared
+ *   memory three (its job id, the segments, "connected").</li>
+ * </ol>
+ *
+ * <p>Every message carries the identity (in Spark: application, stage, stage attempt, partitions), and the secret
+ * that authenticates every connection is derived from rank 0's random secret and that identity, so ranks of two
+ * attempts can never connect to each other.
+ */
+public final class BarrierRendezvous {
+    private static final Logger LOG = LoggerFactory.getLogger(BarrierRendezvous.class);
+    /**
+     * How long a rank whose set-up neither waits for a key it lacks, nor has ended, nor has keys to publish (it is
+     * busy, or waits for peers to dial it) waits before it joins the next round anyway. A round costs about a
+     * second whatever it carries (BarrierTaskContext polls its answer once a second), so a rank joins only when
+     * the round can bring something: its keys, its end, or keys it waits for.
+     */
+    private static final long IDLE_MILLIS = 1000;
+    /** How long a rank that set keys waits for more before it publishes them (they often come in pairs). */
+    private static final long SETTLE_MILLIS = 30;
+    private static final String RUNNING = "run";
+    private static final String DONE = "done";
+    private static final String FAILED = "fail";
+
+    private BarrierRendezvous() {
+    }
+
+    /**
+     * Connects rank {@code rank} of {@code world}. {@code identity} must be the same string on every rank of
+     * this world and differ between worlds that may overlap in time (a stage attempt); {@code host} is the address
+     * peers on other hosts reach this rank at; {@code transport} is {@code auto}, {@code tcp} or {@code shm} (as
+     * {@code JCCL_TRANSPORT}). The connect timeout and the shared-memory settings come from {@code config}'s
+     * settings.
+     */
+    public static Communicator connect(int rank, int world, String identity, String host, String transport,
+                                       AllGather gather, CommunicatorConfig config) {
+        if (world < 1 || rank < 0 || rank >= world) {
+            throw new IllegalArgumentException("rank must be in [0, world): rank=" + rank + ", world=" + world);
+        }
+        if (!transport.equals("auto") && !transport.equals("tcp") && !transport.equals("shm")) {
+            throw new IllegalArgumentException("transport must be auto, shm or tcp, got '" + transport + "'");
+        }
+        JcclSettings settings = config.settings();
+        Duration timeout = settings.connectTimeout();
+        long started = System.nanoTime();
+
+        // round 1: identity, secret, cost model, co-location probe, host. The probe is in place before this rank
+        // joins the round, so every rank that reads it after the round finds it if it shares the directory.
+        Path dir = settings.shmDirectory();
+        SecureRandom random = new SecureRandom();
+        byte[] raw = new byte[16];
+        random.nextBytes(raw);
+        String token = HexFormat.of().formatHex(raw);
+        String probeName = "jccl-spark-probe-" + HexFormat.of().formatHex(
+                JobSecret.none().proof("jccl-spark probe", identity.getBytes(StandardCharsets.UTF_8)), 0, 8) + "-";
+        Path probe = dir.resolve(probeName + rank);
+        boolean wrote = !transport.equals("tcp") && writeProbe(probe, token, rank);
+        String secretHex = "-";
+        String tune = "-";
+        if (rank == 0) {
+            secretHex = JobSecret.generate().toHex();
+            if (config.tuneParameters() == null) {
+                tune = CostModel.load(settings.tuneFile()).toText();
+            }
+        }
+        String[][] first;
+        String[] hosts = new String[world];
+        StringBuilder seen = new StringBuilder();
+        try {
+            first = exchange(gather, identity, rank, world, hostName() + " (" + host + ")", wrote ? token : "-",
+                    secretHex, tune);
+        } catch (RuntimeException | Error e) {
+            deleteQuietly(probe);
+            throw e;
+        }
+        for (int r = 0; r < world; r++) {
+            hosts[r] = first[r][2];
+            boolean found = r == rank ? wrote : wrote && readsAs(dir.resolve(probeName + r), first[r][3]);
+            seen.append(found ? '1' : '0');
+        }
+        JobSecret secret = derive(JobSecret.fromHex(first[0][4]), identity);
+        if (config.tuneParameters() == null) {
+            config = config.withTuneParameters(first[0][5]);
+        }
+        String bind = settings.bindAddress(host);
+        TcpOptions tcp = new TcpOptions(bind, settings.advertiseAddress() != null ? settings.advertiseAddress()
+                : bind.equals("0.0.0.0") ? host : null, secret, timeout, settings.maxMessageBytes());
+
+        // round 2 and on: the transports connect through a store carried by the rounds, starting at once from
+        // this rank's own view of who shares memory with it; every rank's view comes with the first keys
+        GatherStore store = new GatherStore();
+        String view = seen.toString();
+        CompletableFuture<Transport> result = new CompletableFuture<>();
+        Thread worker = new Thread(() -> {
+            try {
+                result.complete(connectTransport(rank, world, store, tcp, transport, settings, view, hosts));
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        }, "jccl-spark-connect-" + rank);
+        worker.setDaemon(true);
+        worker.start();
+        String failure = null;
+        int[] rounds = {0};
+        try {
+            // every rank reads the probes before it joins the next round: once that round is over, none needs it
+            failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe), rounds);
+        } catch (RuntimeException | Error e) {
+            deleteQuietly(probe);
+            abandon(worker, result);
+            throw e;
+        }
+        if (failure != null) {
+            abandon(worker, result);
+            throw new JcclException("rank " + rank + " (" + identity + "): the communicator cannot be formed: "
+                    + failure, null);
+        }
+        Transport t = result.join();
+        try {
+            if (rank == 0) {
+                LOG.info("{}: {} ranks connected over {} in {} ms ({} allGather rounds)", identity, world, t.name(),
+                        (System.nanoTime() - started) / 1_000_000, 1 + rounds[0]);
+            }
+            // The last round, in which every rank said it is connected, is the barrier that ends the set-up: no
+            // DefaultCommunicator.connectBarrier. (That barrier, on a communicator of its own, would also open a
+            // window in which a rank still in it takes a peer's first shared-memory call, published in the arena
+            // with the same sequence number 0, for a mismatched call.)
+            return new DefaultCommunicator(t, config);
+        } catch (RuntimeException e) {
+            t.close();
+            throw e;
+        }
+    }
+
+    /**
+     * As {@code Rendezvous.connectTransport}: shared memory within the ranks that read each other's probes, TCP to
+     * the others. Each rank starts from its own view and checks, once every view has come, that they agree (they
+     * do unless the directory is shared one way only): otherwise it fails, and so does every rank.
+     */
+    private static Transport connectTransport(int rank, int world, Store store, TcpOptions tcp, String kind,
+                                              JcclSettings settings, String view, String[] hosts) {
+        if (kind.equals("tcp")) {
+            return TcpTransport.connect(rank, world, store, tcp);
+        }
+        store.setString("view/" + rank, view);
+        List<Integer> guess = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            if (view.charAt(r) == '1') {
+                guess.add(r);
+            }
+        }
+        int[] group = guess.contains(rank) ? guess.stream().mapToInt(Integer::intValue).toArray() : new int[] {rank};
+        Transport t = null;
+        try {
+            if (kind.equals("shm") && group.length < world) {
+                t = null;
+            } else if (group.length == world) {
+                t = connectShm(rank, world, store, settings, tcp.connectTimeout());
+            } else if (group.length == 1) {
+                t = TcpTransport.connect(rank, world, store, tcp);
+            }
+            String[] views = new String[world];
+            for (int r = 0; r < world; r++) {
+                views[r] = store.getString("view/" + r, tcp.connectTimeout());
+            }
+            if (kind.equals("shm") && group.length < world) {
+                throw new IllegalArgumentException("transport shm but the ranks do not all share memory: "
+                        + notSharing(views, hosts));
+            }
+            if (!Arrays.equals(localGroup(rank, views), group)) {
+                throw new IllegalStateException("the ranks' views of who shares memory disagree (rank " + rank
+                        + " sees " + view + "; " + notSharing(views, hosts) + "): set JCCL_TRANSPORT=tcp");
+            }
+            if (t != null) {
+                return t;
+            }
+            // several hosts, several ranks on this one: shared memory among them, TCP to the others
+            int localRank = Arrays.binarySearch(group, rank);
+            Transport remote = TcpTransport.connect(rank, world, store, tcp);
+            try {
+                Transport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
+                        settings, tcp.connectTimeout());
+                return new HybridTransport(rank, world, group, local, remote, hostsOf(world, views));
+            } catch (RuntimeException e) {
+                remote.close();
+                throw e;
+            }
+        } catch (RuntimeException e) {
+            if (t != null) {
+                t.close();
+            }
+            throw e;
+        }
+    }
+
+    private static Transport connectShm(int rank, int size, Store store, JcclSettings settings, Duration timeout) {
+        return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
+                settings.shmArenaBytes(), settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
+    }
+
+    /**
+     * Rounds of the keys each rank's transport set-up published, until no rank is still connecting. Returns null
+     * when every rank connected, else the reasons of the ranks that failed.
+     */
+    private static String runRounds(AllGather gather, String identity, int rank, int world, GatherStore store,
+                                    CompletableFuture<Transport> result, Runnable afterFirstRound,
+                                    int[] rounds) {
+        boolean firstRound = true;
+        while (true) {
+            try {
+                store.awaitActivity(IDLE_MILLIS, SETTLE_MILLIS, result::isDone);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new JcclException("rank " + rank + ": interrupted while connecting", e);
+            }
+            String status = RUNNING;
+            String why = "-";
+            if (result.isDone()) {
+                try {
+                    result.get();
+                    status = DONE;
+                } catch (ExecutionException e) {
+                    status = FAILED;
+                    why = String.valueOf(e.getCause().getMessage());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new JcclException("rank " + rank + ": interrupted while connecting", e);
+                }
+            }
+            List<String> fields = new ArrayList<>(List.of(status, why));
+            for (Map.Entry<String, byte[]> e : store.drain().entrySet()) {
+                fields.add(e.getKey());
+                fields.add(Base64.getEncoder().encodeToString(e.getValue()));
+            }
+            String[][] all = exchange(gather, identity, rank, world, fields.toArray(new String[0]));
+            rounds[0]++;
+            if (LOG.isDebugEnabled()) {
+                List<String> keys = new ArrayList<>();
+                for (int i = 2; i < fields.size(); i += 2) {
+                    keys.add(fields.get(i));
+                }
+                LOG.debug("rank {}: round {}: {} {}", rank, rounds[0] + 1, status, keys);
+            }
+            if (firstRound) {
+                afterFirstRound.run();
+                firstRound = false;
+            }
+            boolean running = false;
+            StringBuilder failures = new StringBuilder();
+            for (int r = 0; r < world; r++) {
+                String[] m = all[r];
+                if (m[2].equals(FAILED)) {
+                    failures.append(failures.length() == 0 ? "" : "; ").append("rank ").append(r).append(": ")
+                            .append(m[3]);
+                }
+                running |= m[2].equals(RUNNING);
+                if (r != rank) {
+                    Map<String, byte[]> entries = new LinkedHashMap<>();
+                    for (int i = 4; i + 1 < m.length; i += 2) {
+                        entries.put(m[i], Base64.getDecoder().decode(m[i + 1]));
+                    }
+                    store.merge(entries);
+                }
+            }
+            if (failures.length() > 0) {
+                return failures.toString();
+            }
+            if (!running) {
+                return null;
+            }
+        }
+    }
+
+    /** Stops a set-up that will not be used: interrupts it and closes the transport if it made one. */
+    private static void abandon(Thread worker, CompletableFuture<Transport> result) {
+        worker.interrupt();
+        try {
+            worker.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (result.isDone() && !result.isCompletedExceptionally()) {
+            result.join().close();
+        } else {
+            // a set-up still running when the join gave up closes what it made once it returns
+            result.thenAccept(Transport::close);
+        }
+    }
+
+    /**
+     * One round: every rank's fields, in rank order, each prefixed by identity and rank, checked: a message from
+     * another world (which the barrier context never delivers) or a rank out of place fails the set-up.
+     */
+    static String[][] exchange(AllGather gather, String identity, int rank, int world, String... fields) {
+        String[] all = gather.allGather(encode(identity, Integer.toString(rank), fields));
+        if (all.length != world) {
+            throw new JcclException("rank " + rank + " (" + identity + "): the barrier context gathered "
+                    + all.length + " messages from a world of " + world, null);
+        }
+        String[][] out = new String[world][];
+        for (int r = 0; r < world; r++) {
+            out[r] = decode(all[r]);
+            if (!out[r][0].equals(identity) || !out[r][1].equals(Integer.toString(r))) {
+                throw new JcclException("rank " + rank + " (" + identity + "): message " + r + " of the round comes "
+                        + "from rank " + out[r][1] + " of " + out[r][0] + ": not this world", null);
+            }
+        }
+        return out;
+    }
+
+    private static String encode(String identity, String rank, String... fields) {
+        StringBuilder sb = new StringBuilder();
+        Base64.Encoder b64 = Base64.getEncoder();
+        sb.append(b64.encodeToString(identity.getBytes(StandardCharsets.UTF_8))).append(' ')
+                .append(b64.encodeToString(rank.getBytes(StandardCharsets.UTF_8)));
+        for (String f : fields) {
+            sb.append(' ').append(b64.encodeToString(f.getBytes(StandardCharsets.UTF_8)));
+        }
+        return sb.toString();
+    }
+
+    private static String[] decode(String message) {
+        String[] parts = message.split(" ", -1);
+        String[] out = new String[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = new String(Base64.getDecoder().decode(parts[i]), StandardCharsets.UTF_8);
+        }
+        return out;
+    }
+
+    /**
+     * The secret every connection of this world proves: an HMAC of rank 0's random secret over the identity, so
+     * it belongs to one stage attempt even if two attempts' ranks could reach each other's listeners.
+     */
+    static JobSecret derive(JobSecret random, String identity) {
+        return JobSecret.fromHex(HexFormat.of().formatHex(
+                random.proof("jccl-spark world", identity.getBytes(StandardCharsets.UTF_8))));
+    }
+
+    private static boolean writeProbe(Path file, String token, int rank) {
+        try {
+            Files.writeString(file, token);
+            return true;
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.debug("rank {}: cannot write the co-location probe {}: {}", rank, file, e.toString());
+            return false;
+        }
+    }
+
+    private static boolean readsAs(Path file, String token) {
+        try {
+            return !token.equals("-") && Files.readString(file).equals(token);
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (java.io.IOException e) {
+            LOG.debug("cannot remove {}: {}", file, e.toString());
+        }
+    }
+
+    /** As {@code Rendezvous.localGroup}: the clique of ranks that read each other's probes, else this rank alone. */
+    static int[] localGroup(int rank, String[] seen) {
+        List<Integer> g = new ArrayList<>();
+        for (int r = 0; r < seen.length; r++) {
+            if (seen[rank].charAt(r) == '1' && seen[r].charAt(rank) == '1') {
+                g.add(r);
+            }
+        }
+        for (int a : g) {
+            for (int b : g) {
+                if (seen[a].charAt(b) != '1') {
+                    return new int[] {rank};
+                }
+            }
+        }
+        return g.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** As {@code Rendezvous.hostsOf}: hosts numbered in the order of their lowest rank. */
+    static int[] hostsOf(int world, String[] seen) {
+        int[] host = new int[world];
+        Arrays.fill(host, -1);
+        int next = 0;
+        for (int r = 0; r < world; r++) {
+            if (host[r] < 0) {
+                int[] group = localGroup(r, seen);
+                for (int m : group) {
+                    if (host[m] < 0 && Arrays.equals(localGroup(m, seen), group)) {
+                        host[m] = next;
+                    }
+                }
+                host[r] = next++;
+            }
+        }
+        return host;
+    }
+
+    private static String notSharing(String[] views, String[] hosts) {
+        StringBuilder sb = new StringBuilder();
+        for (int r = 0; r < views.length; r++) {
+            List<Integer> missing = new ArrayList<>();
+            for (int p = 0; p < views.length; p++) {
+                if (views[r].charAt(p) == '0') {
+                    missing.add(p);
+                }
+            }
+            if (!missing.isEmpty()) {
+                sb.append(sb.length() == 0 ? "" : "; ").append("rank ").append(r).append(" (").append(hosts[r])
+                        .append(") cannot see ranks ").append(missing);
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "an unnamed host";
+        }
+    }
+}
