@@ -323,29 +323,8 @@ public final class FlightRecorder {
         return b.append("\n]}\n").toString();
     }
 
-    /** Appends {@code s} as a JSON string. */
+    /** Appends {@code s} as a JSON string (null as null), escaped as the bandwidth trace escapes it. */
     static void string(StringBuilder b, String s) {
-        if (s == null) {
-            b.append("null");
-            return;
-        }
-        b.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"': b.append("\\\""); break;
-                case '\\': b.append("\\\\"); break;
-                case '\n': b.append("\\n"); break;
-                case '\r': b.append("\\r"); break;
-                case '\t': b.append("\\t"); break;
-                default:
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-            }
-        }
-        b.append('"');
+        b.append(s == null ? "null" : io.jccl.instrument.TraceWriter.quote(s));
     }
 }
