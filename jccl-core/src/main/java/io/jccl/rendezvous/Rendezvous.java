@@ -88,7 +88,7 @@ public final class Rendezvous {
      * The host of every rank, from every rank's view: the ranks of one {@link #localGroup} are one host, hosts
      * numbered in the order of their lowest rank. Every rank computes the same layout.
      */
-    static int[] hostsOf(int world, String[] seen) {
+    public static int[] hostsOf(int world, String[] seen) {
         int[] host = new int[world];
         java.util.Arrays.fill(host, -1);
         int next = 0;
@@ -111,7 +111,7 @@ public final class Rendezvous {
      * all saw each other (a clique); otherwise, or if any view is inconsistent, {@code rank} alone (TCP only).
      * Every member computes the same group from the same views.
      */
-    static int[] localGroup(int rank, String[] seen) {
+    public static int[] localGroup(int rank, String[] seen) {
         java.util.List<Integer> g = new java.util.ArrayList<>();
         for (int r = 0; r < seen.length; r++) {
             if (seen[rank].charAt(r) == '1' && seen[r].charAt(rank) == '1') {

@@ -1,5 +1,7 @@
 package io.jccl.spark;
 
+import io.jccl.rendezvous.Rendezvous;
+
 import io.jccl.Communicator;
 import io.jccl.CommunicatorConfig;
 import io.jccl.JcclException;
@@ -212,7 +214,7 @@ public final class BarrierRendezvous {
                 throw new IllegalArgumentException("transport shm but the ranks do not all share memory: "
                         + notSharing(views, hosts));
             }
-            if (!Arrays.equals(localGroup(rank, views), group)) {
+            if (!Arrays.equals(Rendezvous.localGroup(rank, views), group)) {
                 throw new IllegalStateException("the ranks' views of who shares memory disagree (rank " + rank
                         + " sees " + view + "; " + notSharing(views, hosts) + "): set JCCL_TRANSPORT=tcp");
             }
@@ -225,7 +227,7 @@ public final class BarrierRendezvous {
             try {
                 Transport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
                         settings, tcp.connectTimeout());
-                return new HybridTransport(rank, world, group, local, remote, hostsOf(world, views));
+                return new HybridTransport(rank, world, group, local, remote, Rendezvous.hostsOf(world, views));
             } catch (RuntimeException e) {
                 remote.close();
                 throw e;
@@ -406,43 +408,6 @@ public final class BarrierRendezvous {
         } catch (java.io.IOException e) {
             LOG.debug("cannot remove {}: {}", file, e.toString());
         }
-    }
-
-    /** As {@code Rendezvous.localGroup}: the clique of ranks that read each other's probes, else this rank alone. */
-    static int[] localGroup(int rank, String[] seen) {
-        List<Integer> g = new ArrayList<>();
-        for (int r = 0; r < seen.length; r++) {
-            if (seen[rank].charAt(r) == '1' && seen[r].charAt(rank) == '1') {
-                g.add(r);
-            }
-        }
-        for (int a : g) {
-            for (int b : g) {
-                if (seen[a].charAt(b) != '1') {
-                    return new int[] {rank};
-                }
-            }
-        }
-        return g.stream().mapToInt(Integer::intValue).toArray();
-    }
-
-    /** As {@code Rendezvous.hostsOf}: hosts numbered in the order of their lowest rank. */
-    static int[] hostsOf(int world, String[] seen) {
-        int[] host = new int[world];
-        Arrays.fill(host, -1);
-        int next = 0;
-        for (int r = 0; r < world; r++) {
-            if (host[r] < 0) {
-                int[] group = localGroup(r, seen);
-                for (int m : group) {
-                    if (host[m] < 0 && Arrays.equals(localGroup(m, seen), group)) {
-                        host[m] = next;
-                    }
-                }
-                host[r] = next++;
-            }
-        }
-        return host;
     }
 
     private static String notSharing(String[] views, String[] hosts) {
