@@ -50,6 +50,13 @@ public final class LaunchCommand implements Callable<Integer> {
                 + "TCP), shm or tcp (default: ${DEFAULT-VALUE}).")
     String transport;
 
+    @Option(names = "--cpu-bind", defaultValue = "core", paramLabel = "core|none",
+            converter = Options.CpuBind.class,
+            description = "core: each rank on a CPU of its own (taskset -c), as mpirun binds by default, while the "
+                + "ranks do not outnumber the CPUs and taskset is on the PATH; none: unbound "
+                + "(default: ${DEFAULT-VALUE}).")
+    Launcher.CpuBinding cpuBind;
+
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The program and its arguments, after --.")
     List<String> command;
 
@@ -84,6 +91,6 @@ public final class LaunchCommand implements Callable<Integer> {
         // nodes of one job must share the secret: take it from the environment when set, else make one
         JobSecret secret = settings.secretHex() != null ? JobSecret.from(settings) : JobSecret.generate();
         return new Launcher(nproc, nnodes, nodeRank, masterAddr, masterPort, transport, secret, command, Map.of(),
-                System.out, settings.shmDirectory()).run();
+                System.out, settings.shmDirectory()).cpuBinding(cpuBind).run();
     }
 }

@@ -51,6 +51,21 @@ final class Options {
         }
     }
 
+    /** {@code jccl launch --cpu-bind}: core or none. */
+    static final class CpuBind implements CommandLine.ITypeConverter<io.jccl.launch.Launcher.CpuBinding> {
+        @Override
+        public io.jccl.launch.Launcher.CpuBinding convert(String value) {
+            String t = value.trim().toLowerCase(Locale.ROOT);
+            if (t.equals("core")) {
+                return io.jccl.launch.Launcher.CpuBinding.CORE;
+            }
+            if (t.equals("none")) {
+                return io.jccl.launch.Launcher.CpuBinding.NONE;
+            }
+            throw new CommandLine.TypeConversionException("'" + value + "' is not a CPU binding: core or none");
+        }
+    }
+
     /** A size in bytes with an optional K, M or G suffix (powers of 1024), at least 1. */
     static final class Size implements CommandLine.ITypeConverter<Long> {
         @Override

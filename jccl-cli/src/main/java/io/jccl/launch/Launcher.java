@@ -37,6 +37,25 @@ public final class Launcher {
     private final PrintStream out;
     private final java.nio.file.Path shmDirectory;
     private final List<Process> children = new ArrayList<>();
+    private CpuBinding cpuBinding = CpuBinding.CORE;
+
+    /**
+     * Whether each rank is bound to a core of its own ({@code taskset -c}), as Open MPI's {@code mpirun} binds its
+     * ranks by default. Binding happens only while this node's ranks do not outnumber the CPUs this launcher may
+     * use, and only where {@code taskset} is on the PATH; else ranks run unbound.
+     *
+     * <p>Why: two shared-memory ranks that the scheduler puts on one core stay there. Each waits for the other by
+     * spinning and then yielding, both count as cache-hot (they ran within the last half millisecond), and the
+     * idle core never pulls either: measured on 2 cores, a quarter of the rows of {@code jccl bench --transport shm
+     * --ranks 2 --sizes 4,1K} took 30-50 us instead of 1-3 us, every yield lasting about 40 us; with the ranks bound
+     * apart, 2 rows in 32 (see docs/performance.md).
+     */
+    public enum CpuBinding {
+        /** Rank {@code local} on the {@code local}-th CPU this launcher may use. */
+        CORE,
+        /** No binding: the scheduler places the ranks. */
+        NONE
+    }
 
     /** As below, with the segment directory of this process's settings ({@code JCCL_SHM_DIR}). */
     public Launcher(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, String transport,
@@ -133,16 +152,79 @@ public final class Launcher {
         return masterPort;
     }
 
+    /** Sets how the ranks are bound to CPUs (default {@link CpuBinding#CORE}); returns this launcher. */
+    public Launcher cpuBinding(CpuBinding binding) {
+        this.cpuBinding = Objects.requireNonNull(binding, "binding");
+        return this;
+    }
+
+    /**
+     * The CPU of each local rank, or null when they run unbound: {@link CpuBinding#NONE}, more ranks than CPUs,
+     * no {@code taskset}, or CPUs that cannot be read ({@code Cpus_allowed_list} of {@code /proc/self/status}).
+     */
+    int[] rankCpus() {
+        if (cpuBinding == CpuBinding.NONE
+                || Program.find("taskset", System.getenv("PATH")) != Program.FOUND) {
+            return null;
+        }
+        int[] allowed = allowedCpus(java.nio.file.Path.of("/proc/self/status"));
+        return allowed == null || allowed.length < nprocPerNode ? null : java.util.Arrays.copyOf(allowed,
+                nprocPerNode);
+    }
+
+    /** The CPUs in the {@code Cpus_allowed_list} line of {@code status} (e.g. {@code 0-3,6}), or null. */
+    public static int[] allowedCpus(java.nio.file.Path status) {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(status)) {
+                if (line.startsWith("Cpus_allowed_list:")) {
+                    return parseCpuList(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return null;
+    }
+
+    /** {@code 0-3,6} as {0, 1, 2, 3, 6}; null when malformed. */
+    public static int[] parseCpuList(String list) {
+        List<Integer> cpus = new ArrayList<>();
+        for (String part : list.split(",")) {
+            String[] range = part.trim().split("-");
+            int lo;
+            int hi;
+            try {
+                lo = Integer.parseInt(range[0].trim());
+                hi = range.length == 2 ? Integer.parseInt(range[1].trim()) : lo;
+            } catch (NumberFormatException e) {
+                return null;
+            }
+            if (range.length > 2 || lo < 0 || hi < lo) {
+                return null;
+            }
+            for (int c = lo; c <= hi; c++) {
+                cpus.add(c);
+            }
+        }
+        return cpus.isEmpty() ? null : cpus.stream().mapToInt(Integer::intValue).toArray();
+    }
+
     /** Runs the job; returns 0 when every rank exits 0, else the status of the first rank that failed. */
     public int run() throws IOException, InterruptedException {
         Thread hook = new Thread(() -> stopAll("the launcher is exiting"), "jccl-launch-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         List<Thread> pumps = new ArrayList<>();
         int world = nprocPerNode * nnodes;
+        int[] cpus = rankCpus();
         try {
             for (int local = 0; local < nprocPerNode; local++) {
                 int rank = nodeRank * nprocPerNode + local;
-                ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+                List<String> cmd = command;
+                if (cpus != null) { // taskset execs the command: the child is the rank itself
+                    cmd = new ArrayList<>(List.of("taskset", "-c", Integer.toString(cpus[local])));
+                    cmd.addAll(command);
+                }
+                ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
                 Map<String, String> env = pb.environment();
                 env.putAll(extraEnv);
                 env.put("JCCL_RANK", Integer.toString(rank));

@@ -47,6 +47,41 @@ class LaunchTest {
         }
     }
 
+    /** The CPUs in a rank's "[rank r] Cpus_allowed_list: ..." line. */
+    private static String cpusOf(List<String> out, int rank) {
+        return out.stream().filter(l -> l.startsWith("[rank " + rank + "] Cpus_allowed_list:"))
+                .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst()
+                .orElseThrow(() -> new AssertionError("no CPU list of rank " + rank + ":\n" + String.join("\n", out)));
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldBindEachRankToACpuOfItsOwnWhileTheRanksFitTheCpus() throws Exception {
+        int[] mine = io.jccl.launch.Launcher.allowedCpus(java.nio.file.Path.of("/proc/self/status"));
+        assertTrue(mine != null && mine.length >= 2, "this test needs 2 CPUs or more");
+        int[] status = new int[1];
+        List<String> out = launch(List.of("-n", "2", "--", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"),
+                status);
+        assertEquals(0, status[0], String.join("\n", out));
+        assertEquals(Integer.toString(mine[0]), cpusOf(out, 0), String.join("\n", out));
+        assertEquals(Integer.toString(mine[1]), cpusOf(out, 1), String.join("\n", out));
+
+        List<String> unbound = launch(List.of("-n", "2", "--cpu-bind", "none", "--", "sh", "-c",
+                "grep Cpus_allowed_list /proc/self/status"), status);
+        assertEquals(0, status[0], String.join("\n", unbound));
+        int[] all = io.jccl.launch.Launcher.parseCpuList(cpusOf(unbound, 0));
+        assertTrue(all != null && all.length == mine.length, String.join("\n", unbound));
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldReadCpuListsAsTheKernelWritesThem() {
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {0, 1, 2, 3, 6},
+                io.jccl.launch.Launcher.parseCpuList("0-3,6"));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {5}, io.jccl.launch.Launcher.parseCpuList("5"));
+        org.junit.jupiter.api.Assertions.assertNull(io.jccl.launch.Launcher.parseCpuList("3-1"));
+        org.junit.jupiter.api.Assertions.assertNull(io.jccl.launch.Launcher.parseCpuList("a"));
+        org.junit.jupiter.api.Assertions.assertNull(io.jccl.launch.Launcher.parseCpuList("1-2-3"));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"tcp"})
     void shouldStopEveryRankAndExitWithTheStatusOfTheOneThatFailed(String transport) throws Exception {
