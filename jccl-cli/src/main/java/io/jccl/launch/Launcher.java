@@ -160,7 +160,8 @@ public final class Launcher {
 
     /**
      * The CPU of each local rank, or null when they run unbound: {@link CpuBinding#NONE}, more ranks than CPUs,
-     * no {@code taskset}, or CPUs that cannot be read ({@code Cpus_allowed_list} of {@code /proc/self/status}).
+     * no {@code taskset} (or one that may not set
+     * affinities here), or CPUs that cannot be read ({@code Cpus_allowed_list} of {@code /proc/self/status}).
      */
     int[] rankCpus() {
         if (cpuBinding == CpuBinding.NONE
@@ -168,8 +169,29 @@ public final class Launcher {
             return null;
         }
         int[] allowed = allowedCpus(java.nio.file.Path.of("/proc/self/status"));
-        return allowed == null || allowed.length < nprocPerNode ? null : java.util.Arrays.copyOf(allowed,
-                nprocPerNode);
+        if (allowed == null || allowed.length < nprocPerNode) {
+            return null;
+        }
+        int[] cpus = java.util.Arrays.copyOf(allowed, nprocPerNode);
+        return tasksetWorks(cpus[cpus.length - 1]) ? cpus : null;
+    }
+
+    /** Whether {@code taskset -c cpu true} succeeds here (a container may forbid setting affinities). */
+    private static boolean tasksetWorks(int cpu) {
+        try {
+            Process p = new ProcessBuilder("taskset", "-c", Integer.toString(cpu), "true").redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return false;
+            }
+            return p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** The CPUs in the {@code Cpus_allowed_list} line of {@code status} (e.g. {@code 0-3,6}), or null. */
