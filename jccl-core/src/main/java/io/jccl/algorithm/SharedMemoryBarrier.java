@@ -28,6 +28,8 @@ public final class SharedMemoryBarrier extends SharedMemoryAlgorithm {
 
     public static void barrier(CollectiveCall call) {
         SharedArena a = call.arena();
-        call.arrive(a, a.nextRound(), true);
+        long round = a.nextRound();
+        call.settle(a, round);
+        call.arrive(a, round, true);
     }
 }

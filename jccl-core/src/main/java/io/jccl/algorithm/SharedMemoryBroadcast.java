@@ -6,9 +6,13 @@ import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
 
 /**
- * Broadcast through memory every rank can read ({@link SharedArena}): in rounds of at most one exchange buffer,
- * the root copies its data into its buffer, every rank arrives (the first round compares signatures), and every
- * other rank copies the round out of the root's buffer (the round loop of {@code SharedRounds}). Cost:
+ * Broadcast through memory every rank can read ({@link SharedArena}). A broadcast that fits one exchange buffer
+ * is eager: the root copies its data into its buffer, publishes its arrival and returns; every other rank waits for
+ * the root alone, checks the root's signature and copies the data out (a rank whose call differs from the root's
+ * fails at once; a rank that takes itself for the root while the others do not is found when the ranks next settle, at their next
+ * shared-memory call; on one host AUTO picks shared memory for every small collective). Larger broadcasts go in rounds of at most one exchange buffer: the root copies a round
+ * into its buffer, every rank arrives (the first round compares signatures), and every other rank copies the round
+ * out of the root's buffer (the round loop of {@code SharedRounds}). Cost:
  * {@link #predictMicros}, against the tree's T bytes per step over ceil(log2 P) steps.
  */
 public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
@@ -45,6 +49,20 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
             return;
         }
         boolean isRoot = me == root;
+        if ((long) n * elem <= a.bufferBytes()) {
+            // one round: eager (the root writes and returns; the others wait for the root alone)
+            SharedRounds.eager(call, a, root, (half, start, m) -> {
+                if (isRoot) {
+                    a.put(half, 0, data);
+                }
+            }, (round, half, start, m) -> {
+                if (!isRoot) {
+                    a.get(root, half, 0, data);
+                }
+                call.countShared(isRoot ? (long) m * elem : 0, isRoot ? 0 : (long) m * elem);
+            }, n);
+            return;
+        }
         SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {
             if (isRoot) {
                 a.put(half, 0, data.slice(start, m));

@@ -16,6 +16,12 @@ import java.util.function.LongConsumer;
  * and then reads its peers' parts. A call of no elements still runs one (empty) round, so that signatures are
  * compared.
  *
+ * <p>Before a rank writes a round it {@link CollectiveCall#settle settles} the round before (free after a full
+ * round; after an eager one it waits for every rank to have arrived there and compares their signatures).
+ *
+ * <p>{@link #eager Eagerly}: a rooted call that fits one round arrives without waiting for the others; only the
+ * non-roots wait, for the root alone.
+ *
  * <p>{@link #inPlace In place}: ranks that can read each other's buffers directly (threads)
  * expose them instead of copying them in, and synchronise once more at the end, so that no rank returns (and lets
  * its caller change the buffer) while a peer still reads it.
@@ -48,12 +54,27 @@ final class SharedRounds {
             int count = Math.min(perRound, total - start);
             long round = a.nextRound();
             int half = (int) (round & 1);
+            call.settle(a, round);
             publish.publish(half, start, count);
             call.arrive(a, round, first);
             read.read(round, half, start, count);
             start += count;
             first = false;
         } while (start < total);
+    }
+
+    /**
+     * One eager round of a rooted call (see {@link CollectiveCall#arriveEagerly}): {@code publish} writes this
+     * rank's part (the root's data) into buffer {@code half}; then the root returns and every other rank, once the
+     * root has arrived, runs {@code read}.
+     */
+    static void eager(CollectiveCall call, SharedArena a, int root, Publish publish, Read read, int count) {
+        long round = a.nextRound();
+        int half = (int) (round & 1);
+        call.settle(a, round);
+        publish.publish(half, 0, count);
+        call.arriveEagerly(a, round, root);
+        read.read(round, half, 0, count);
     }
 
     /**
@@ -72,6 +93,7 @@ final class SharedRounds {
      */
     private static long arriveExposed(CollectiveCall call, SharedArena a, Buf mine) {
         long round = a.nextRound();
+        call.settle(a, round);
         if (mine != null) {
             a.expose(mine);
         }

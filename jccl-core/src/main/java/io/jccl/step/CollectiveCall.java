@@ -505,7 +505,8 @@ public final class CollectiveCall {
      * One arrival of a shared-memory round (step 0 on the call's first round, else 1): on the first round writes this call's signature into the
      * arena's slot {@code half}; publishes {@code round} as this rank's {@link io.jccl.transport.SharedArena#ARRIVED}
      * counter; waits for every rank to arrive; and on the first round compares every peer's signature with this
-     * call's, so a rank whose call differs fails every rank with the field that differs.
+     * call's, so a rank whose call differs fails every rank with the field that differs. The caller has
+     * {@link #settle settled} the round before.
      */
     public void arrive(io.jccl.transport.SharedArena a, long round, boolean firstRound) {
         step(firstRound ? 0 : 1, "shared-memory arrive");
@@ -516,17 +517,67 @@ public final class CollectiveCall {
         a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
         awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
         if (firstRound) {
-            for (int p = 0; p < size(); p++) {
-                if (p == rank() || a.sameSignature(p, half)) {
-                    continue;
-                }
-                FrameHeader h = a.signature(p, half);
-                String[] d = h == null ? new String[] {"signature", "a valid header", "unreadable"}
-                        : signature.firstDifference(h);
-                if (d != null) {
-                    throw new CollectiveMismatchException(rank(), signature.op(), signature.sequence(), p, d[0], d[1],
-                            d[2]);
-                }
+            compareSignatures(a, half, -1, signature);
+        }
+        a.settled(round);
+    }
+
+    /**
+     * What a rank does before it writes anything of round {@code round} into the arena: makes sure that every rank
+     * arrived at the round before (so that nobody still reads what this round overwrites) and, if this rank has not
+     * seen that yet, compares their signatures of it. After a full round this costs nothing; after an
+     * {@link #arriveEagerly eager} round it is where a rank that entered a different call is found: at the latest
+     * at the next call, as the eager round's root does not wait.
+     */
+    public void settle(io.jccl.transport.SharedArena a, long round) {
+        long previous = round - 1;
+        if (a.settledRound() >= previous) {
+            return;
+        }
+        step(0, "shared-memory settle of the call before");
+        awaitArena(a, -1, io.jccl.transport.SharedArena.ARRIVED, previous);
+        int half = (int) (previous & 1);
+        FrameHeader mine = a.signature(rank(), half);
+        if (mine == null) {
+            throw new IllegalStateException("rank " + rank() + ": its own shared-memory signature slot " + half
+                    + " is unreadable");
+        }
+        compareSignatures(a, half, -1, Signature.of(mine)); // the eager call's, which the error names
+        a.settled(previous);
+    }
+
+    /**
+     * An eager round (a rooted call that fits one round): writes this call's signature into slot {@code half},
+     * publishes {@code round}, and then, unless this rank is {@code root}, waits for the root alone to arrive and
+     * compares the root's signature with this call's. The root returns at once: it neither waits nor compares, and
+     * the other ranks' signatures are compared when each rank next {@link #settle}s. The caller has settled the
+     * round before and written the root's data into its buffer {@code half} before this.
+     */
+    public void arriveEagerly(io.jccl.transport.SharedArena a, long round, int root) {
+        step(0, "shared-memory eager arrive");
+        int half = (int) (round & 1);
+        a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
+        a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        if (rank() != root) {
+            awaitArena(a, root, io.jccl.transport.SharedArena.ARRIVED, round);
+            compareSignatures(a, half, root, signature);
+        }
+    }
+
+    /**
+     * Compares the signature in slot {@code half} of every rank (or of {@code only}, unless -1) with {@code sig}
+     * (this rank's in that slot).
+     */
+    private void compareSignatures(io.jccl.transport.SharedArena a, int half, int only, Signature sig) {
+        for (int p = only < 0 ? 0 : only; p < (only < 0 ? size() : only + 1); p++) {
+            if (p == rank() || a.sameSignature(p, half)) {
+                continue;
+            }
+            FrameHeader h = a.signature(p, half);
+            String[] d = h == null ? new String[] {"signature", "a valid header", "unreadable"}
+                    : sig.firstDifference(h);
+            if (d != null) {
+                throw new CollectiveMismatchException(rank(), sig.op(), sig.sequence(), p, d[0], d[1], d[2]);
             }
         }
     }
@@ -536,16 +587,22 @@ public final class CollectiveCall {
      * it waits it looks, at growing intervals, for aborts and for peers in a different call (as {@link #await}).
      */
     public void awaitArena(io.jccl.transport.SharedArena a, int which, long value) {
+        awaitArena(a, -1, which, value);
+    }
+
+    /** As {@link #awaitArena(io.jccl.transport.SharedArena, int, long)}, for rank {@code only}'s counter alone (-1: every rank's). */
+    private void awaitArena(io.jccl.transport.SharedArena a, int only, int which, long value) {
         long sliceNanos = FIRST_SLICE_NANOS;
         if (recorder != null) {
-            recorder.waiting(recordId, -1, step);
+            recorder.waiting(recordId, only, step);
         }
         while (true) {
             int behind;
             try {
                 long now = System.nanoTime();
                 tally.lastClock = now;
-                behind = a.await(which, value, Math.min(deadlineNanos, now + sliceNanos));
+                long until = Math.min(deadlineNanos, now + sliceNanos);
+                behind = only < 0 ? a.await(which, value, until) : a.awaitRank(only, which, value, until);
             } catch (io.jccl.transport.PeerLostException e) {
                 // a peer that failed first and then exited has usually sent its reason: report that, not its exit
                 throwPendingAbort(a, which, value);

@@ -64,6 +64,15 @@ public final class Signature {
         return op == OpType.RECV ? OpType.SEND : op;
     }
 
+    /** The signature {@code h} carries (a receive's header says send: see {@link #header}). */
+    public static Signature of(FrameHeader h) {
+        int none = FrameDescriptor.NONE & 0xFF;
+        return new Signature(OpType.fromId(h.operation()), h.sequence(),
+                h.dtype() == none ? null : DataType.fromId(h.dtype()), h.count(), h.root(),
+                h.reduceOp() == none ? null : ReduceOp.fromId(h.reduceOp()),
+                h.algorithm() == none ? null : Algorithm.fromId(h.algorithm()));
+    }
+
     /** A frame header for this call from {@code source} on {@code stream}. */
     public FrameHeader header(byte type, int source, int step, int payloadCount, int stream) {
         return new FrameHeader(type, wireOp().id(), dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id(),

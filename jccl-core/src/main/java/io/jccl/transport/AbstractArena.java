@@ -8,6 +8,7 @@ public abstract class AbstractArena implements SharedArena {
     private final int size;
     private final int maxSpins;
     private long round;
+    private long settled;
     /**
      * The wait in progress: kept when {@link #await} returns at a slice's end without success, so that the next
      * slice of the same wait goes on parking instead of spinning and yielding again; reset on success.
@@ -48,6 +49,21 @@ public abstract class AbstractArena implements SharedArena {
     }
 
     @Override
+    public final long currentRound() {
+        return round;
+    }
+
+    @Override
+    public final long settledRound() {
+        return settled;
+    }
+
+    @Override
+    public final void settled(long r) {
+        settled = Math.max(settled, r);
+    }
+
+    @Override
     public final FrameHeader publishedSignature(int r) {
         long before = counter(r, ARRIVED);
         if (before <= 0) {
@@ -68,12 +84,21 @@ public abstract class AbstractArena implements SharedArena {
 
     @Override
     public final int await(int which, long value, long untilNanos) {
-        int from = 0;
+        return await(0, size, which, value, untilNanos);
+    }
+
+    @Override
+    public final int awaitRank(int r, int which, long value, long untilNanos) {
+        return await(r, r + 1, which, value, untilNanos);
+    }
+
+    /** Waits for the counters of ranks {@code [from, to)}; -1, or the lowest that is not there yet. */
+    private int await(int from, int to, int which, long value, long untilNanos) {
         for (int turn = 0; ; turn++) {
-            while (from < size && counter(from, which) >= value) {
+            while (from < to && counter(from, which) >= value) {
                 from++;
             }
-            if (from == size) {
+            if (from == to) {
                 idle.reset();
                 return -1;
             }

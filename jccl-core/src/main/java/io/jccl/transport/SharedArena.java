@@ -40,6 +40,18 @@ public interface SharedArena {
     /** The next round number (1, 2, ...): every rank draws the same sequence, one per round of every call. */
     long nextRound();
 
+    /** The round {@link #nextRound} last returned (0 before the first). */
+    long currentRound();
+
+    /**
+     * The latest round at which this rank saw every rank arrive and compared their signatures (0: none). Before it
+     * writes round R, a rank makes sure of round R - 1 (an eager round lets ranks run one round apart).
+     */
+    long settledRound();
+
+    /** Records that every rank arrived at {@code round} with this rank's signature. */
+    void settled(long round);
+
     /** Marks the start of a call; fails if the transport is closed. Must be paired with {@link #exit()}. */
     void enter();
 
@@ -123,4 +135,9 @@ public interface SharedArena {
      * cores, then yields, then parks (see {@link WaitStrategy}).
      */
     int await(int which, long value, long untilNanos);
+
+    /**
+     * As {@link #await}, for rank {@code r}'s counter alone: returns -1 when it got there, else {@code r}.
+     */
+    int awaitRank(int r, int which, long value, long untilNanos);
 }

@@ -1,0 +1,98 @@
+package io.jccl.pipeline;
+
+import io.jccl.Algorithm;
+import io.jccl.CollectiveOptions;
+import io.jccl.Communicator;
+import io.jccl.CommunicatorConfig;
+import io.jccl.Jccl;
+import io.jccl.JcclSettings;
+import io.jccl.ReduceOp;
+import io.jccl.Tensor;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Back-to-back small shared-memory calls of two ranks that are threads of this JVM (the threads transport): what a
+ * call costs when its peer is there, without the barrier that {@code jccl bench} puts before every call. JMH's
+ * thread is rank 0; rank 1 is a thread of the benchmark's own that makes the same calls in a loop, so that it
+ * simply waits, inside a call, between JMH's iterations; closing the communicators at the trial's end ends it. The
+ * time is per call of rank 0; for broadcast rank 0 is the root (eager: it waits only for the peer to have arrived at
+ * the call before, see {@code SharedRounds}).
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+@State(Scope.Benchmark)
+public class TwoRanksBenchmark {
+    private static final CollectiveOptions SHARED = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.SHARED_MEMORY);
+
+    /** The call: a 4-byte allreduce, a 4-byte broadcast from rank 0, or a barrier. */
+    @Param({"allReduce", "broadcast", "barrier"})
+    public String call;
+
+    private List<Communicator> comms;
+    private Tensor tensor;
+    private Thread peer;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        CommunicatorConfig config = JcclSettings.from(Map.of(), Map.of("java.io.tmpdir",
+                System.getProperty("java.io.tmpdir"))).communicatorConfig();
+        comms = Jccl.inProcess(2, config);
+        tensor = Tensor.of(new float[1]);
+        Tensor peerTensor = Tensor.of(new float[1]);
+        peer = new Thread(() -> {
+            try {
+                while (true) {
+                    run(comms.get(1), peerTensor);
+                }
+            } catch (RuntimeException e) {
+                // the communicators were closed: the trial is over
+            }
+        }, "two-ranks-peer");
+        peer.setDaemon(true);
+        peer.start();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws InterruptedException {
+        comms.forEach(Communicator::close);
+        peer.join(10_000);
+    }
+
+    private void run(Communicator comm, Tensor t) {
+        switch (call) {
+            case "allReduce":
+                comm.allReduce(t, ReduceOp.SUM, SHARED);
+                break;
+            case "broadcast":
+                comm.broadcast(t, 0, SHARED);
+                break;
+            default:
+                comm.barrier(SHARED);
+        }
+    }
+
+    /** One call of rank 0. */
+    @Benchmark
+    public void call() {
+        run(comms.get(0), tensor);
+    }
+}
