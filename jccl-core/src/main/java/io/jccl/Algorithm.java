@@ -77,6 +77,21 @@ public enum Algorithm {
      *         {@link #resolve(OpType, Algorithm)} gives for AUTO
      */
     public static Set<Algorithm> available(OpType op) {
+        return AVAILABLE.get(op);
+    }
+
+    /** {@link #available} of each operation, made once: the table is asked on every call that names an algorithm. */
+    private static final java.util.Map<OpType, Set<Algorithm>> AVAILABLE = availableTable();
+
+    private static java.util.Map<OpType, Set<Algorithm>> availableTable() {
+        java.util.Map<OpType, Set<Algorithm>> m = new java.util.EnumMap<>(OpType.class);
+        for (OpType op : OpType.values()) {
+            m.put(op, java.util.Collections.unmodifiableSet(availableOf(op)));
+        }
+        return m;
+    }
+
+    private static Set<Algorithm> availableOf(OpType op) {
         switch (op) {
             case ALL_REDUCE:
                 return EnumSet.of(RING, TREE, HALVING_DOUBLING, SHARED_MEMORY, ORDERED, HIERARCHICAL);

@@ -75,6 +75,14 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
             allReduceInPlace(call, a, data, op);
             return;
         }
+        if ((long) data.count() * elem <= a.bufferBytes()) { // one round, without run's callbacks
+            long round = SharedRounds.begin(call, a);
+            int half = (int) (round & 1);
+            a.put(half, 0, data);
+            call.arrive(a, round, true);
+            reduceRound(call, a, round, half, data, op);
+            return;
+        }
         SharedRounds.run(call, a, data.count(), a.bufferBytes() / elem,
                 (half, start, m) -> a.put(half, 0, data.slice(start, m)),
                 (round, half, start, m) -> reduceRound(call, a, round, half, data.slice(start, m), op));

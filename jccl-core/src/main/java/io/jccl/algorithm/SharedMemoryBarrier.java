@@ -28,8 +28,6 @@ public final class SharedMemoryBarrier extends SharedMemoryAlgorithm {
 
     public static void barrier(CollectiveCall call) {
         SharedArena a = call.arena();
-        long round = a.nextRound();
-        call.settle(a, round);
-        call.arrive(a, round, true);
+        call.arrive(a, SharedRounds.begin(call, a), true);
     }
 }

@@ -51,16 +51,16 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
         boolean isRoot = me == root;
         if ((long) n * elem <= a.bufferBytes()) {
             // one round: eager (the root writes and returns; the others wait for the root alone)
-            SharedRounds.eager(call, a, root, (half, start, m) -> {
-                if (isRoot) {
-                    a.put(half, 0, data);
-                }
-            }, (round, half, start, m) -> {
-                if (!isRoot) {
-                    a.get(root, half, 0, data);
-                }
-                call.countShared(isRoot ? (long) m * elem : 0, isRoot ? 0 : (long) m * elem);
-            }, n);
+            long round = SharedRounds.begin(call, a);
+            int half = (int) (round & 1);
+            if (isRoot) {
+                a.put(half, 0, data);
+            }
+            call.arriveEagerly(a, round, root);
+            if (!isRoot) {
+                a.get(root, half, 0, data);
+            }
+            call.countShared(isRoot ? (long) n * elem : 0, isRoot ? 0 : (long) n * elem);
             return;
         }
         SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {

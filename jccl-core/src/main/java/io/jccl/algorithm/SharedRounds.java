@@ -19,8 +19,8 @@ import java.util.function.LongConsumer;
  * <p>Before a rank writes a round it {@link CollectiveCall#settle settles} the round before (free after a full
  * round; after an eager one it waits for every rank to have arrived there and compares their signatures).
  *
- * <p>{@link #eager Eagerly}: a rooted call that fits one round arrives without waiting for the others; only the
- * non-roots wait, for the root alone.
+ * <p>Eagerly ({@link CollectiveCall#arriveEagerly}): a rooted call that fits one round arrives without waiting for
+ * the others; only the non-roots wait, for the root alone.
  *
  * <p>{@link #inPlace In place}: ranks that can read each other's buffers directly (threads)
  * expose them instead of copying them in, and synchronise once more at the end, so that no rank returns (and lets
@@ -52,9 +52,8 @@ final class SharedRounds {
         boolean first = true;
         do {
             int count = Math.min(perRound, total - start);
-            long round = a.nextRound();
+            long round = begin(call, a);
             int half = (int) (round & 1);
-            call.settle(a, round);
             publish.publish(half, start, count);
             call.arrive(a, round, first);
             read.read(round, half, start, count);
@@ -64,17 +63,14 @@ final class SharedRounds {
     }
 
     /**
-     * One eager round of a rooted call (see {@link CollectiveCall#arriveEagerly}): {@code publish} writes this
-     * rank's part (the root's data) into buffer {@code half}; then the root returns and every other rank, once the
-     * root has arrived, runs {@code read}.
+     * The start of every round: draws its number and {@link CollectiveCall#settle settles} the round before; the
+     * caller then writes buffer {@code round & 1}, arrives and reads. A call that fits one round does just that,
+     * without {@link #run}'s callbacks (which a small call would allocate).
      */
-    static void eager(CollectiveCall call, SharedArena a, int root, Publish publish, Read read, int count) {
+    static long begin(CollectiveCall call, SharedArena a) {
         long round = a.nextRound();
-        int half = (int) (round & 1);
         call.settle(a, round);
-        publish.publish(half, 0, count);
-        call.arriveEagerly(a, round, root);
-        read.read(round, half, 0, count);
+        return round;
     }
 
     /**
@@ -92,8 +88,7 @@ final class SharedRounds {
      * caller exposed) and arrives; returns the call's round.
      */
     private static long arriveExposed(CollectiveCall call, SharedArena a, Buf mine) {
-        long round = a.nextRound();
-        call.settle(a, round);
+        long round = begin(call, a);
         if (mine != null) {
             a.expose(mine);
         }

@@ -34,7 +34,7 @@ final class CallFactory {
     private final CommunicatorConfig config;
     private final ArgumentChecks checks;
     private final AlgorithmRegistry registry = AlgorithmRegistry.standard();
-    private AlgorithmSelector selector;
+    private volatile AlgorithmSelector selector;
     /** This communicator as the algorithms see it: its transport's arena and layout do not change. */
     private final Topology topology;
 
@@ -321,14 +321,21 @@ final class CallFactory {
         return explicit != null ? explicit : selector().choose(op, count * dtype.sizeBytes());
     }
 
-    /** The AUTO policy, made on first use (it reads the tuning file). */
-    synchronized AlgorithmSelector selector() {
-        if (selector == null) {
-            // the parameters every rank agreed on at initialisation (rank 0's), else this process's tuning file
-            String agreed = config.tuneParameters();
-            CostModel model = agreed != null ? CostModel.parse(agreed) : CostModel.load(config.settings().tuneFile());
-            selector = new AlgorithmSelector(model, topology);
+    /** The AUTO policy, made on first use (it reads the tuning file); no lock once made. */
+    AlgorithmSelector selector() {
+        AlgorithmSelector s = selector;
+        if (s != null) {
+            return s;
         }
-        return selector;
+        synchronized (this) {
+            if (selector == null) {
+                // the parameters every rank agreed on at initialisation (rank 0's), else this process's tuning file
+                String agreed = config.tuneParameters();
+                CostModel model = agreed != null ? CostModel.parse(agreed)
+                        : CostModel.load(config.settings().tuneFile());
+                selector = new AlgorithmSelector(model, topology);
+            }
+            return selector;
+        }
     }
 }

@@ -44,16 +44,20 @@ public final class CollectiveCall {
     private long bytesReceived;
     private int messagesSent;
     private int messagesReceived;
-    private final java.util.BitSet peersSent = new java.util.BitSet();
-    private final java.util.BitSet peersReceived = new java.util.BitSet();
+    /** The peers this call sent to and received from (the trace's fields); made at the first message. */
+    private java.util.BitSet peersSent;
+    private java.util.BitSet peersReceived;
 
     private final io.jccl.transport.ArrayPool scratch;
     /** The flight recorder that learns where this call waits, or null; and this call's record there. */
     private io.jccl.diag.FlightRecorder recorder;
     private long recordId = -1;
 
-    /** Receives posted and not yet completed, oldest first (shared with the calls of {@link #subgroup}s). */
-    private final java.util.ArrayList<Receive> outstanding;
+    /**
+     * Receives posted and not yet completed, oldest first; kept by the {@link #tally} (shared with the calls of
+     * {@link #subgroup}s) and made at the first receive, so that a shared-memory call allocates none.
+     */
+    private java.util.ArrayList<Receive> outstanding;
     /** Added to every step this call sets: a {@link #subgroup}'s phase numbers its steps after its parent's. */
     private final int stepBase;
     /** The call whose traffic this one counts (this one, or the call a subgroup was made from). */
@@ -84,7 +88,6 @@ public final class CollectiveCall {
         this.timeout = timeout;
         this.deadlineNanos = startNanos + timeout.toNanos();
         this.counters = counters;
-        this.outstanding = new java.util.ArrayList<>(2);
         this.stepBase = 0;
         this.tally = this;
         this.members = null;
@@ -101,7 +104,6 @@ public final class CollectiveCall {
         this.deadlineNanos = parent.deadlineNanos;
         this.counters = parent.counters;
         this.scratch = parent.scratch;
-        this.outstanding = parent.outstanding;
         this.stepBase = parent.stepBase + stepBase;
         this.tally = parent.tally;
         int[] ranks = new int[members.length];
@@ -227,6 +229,9 @@ public final class CollectiveCall {
         counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
         tally.messagesSent++;
         tally.bytesSent += data.byteSize();
+        if (tally.peersSent == null) {
+            tally.peersSent = new java.util.BitSet();
+        }
         tally.peersSent.set(w(peer));
     }
 
@@ -271,7 +276,7 @@ public final class CollectiveCall {
                 cancelOutstanding();
                 throw e;
             }
-            outstanding.remove(r);
+            tally.outstanding.remove(r);
             if (!f.isPlaced()) {
                 transport.release(f);
             }
@@ -298,7 +303,10 @@ public final class CollectiveCall {
      */
     public Receive postRecv(int peer, Buf dst, ReduceOp op) {
         Receive r = new Receive(peer, step, phase, dst, op);
-        outstanding.add(r);
+        if (tally.outstanding == null) {
+            tally.outstanding = new java.util.ArrayList<>(2);
+        }
+        tally.outstanding.add(r);
         transport.post(w(peer), stream, r);
         return r;
     }
@@ -313,7 +321,7 @@ public final class CollectiveCall {
             cancelOutstanding(); // r too: it may still be posted (an abort from elsewhere ended the wait)
             throw e;
         }
-        outstanding.remove(r);
+        tally.outstanding.remove(r);
         if (!f.isPlaced()) {
             Buf dst = r.destination();
             if (dst.count() > 0) {
@@ -332,6 +340,10 @@ public final class CollectiveCall {
      * destinations after this returns.
      */
     public void cancelOutstanding() {
+        java.util.ArrayList<Receive> outstanding = tally.outstanding;
+        if (outstanding == null) {
+            return;
+        }
         for (Receive r : outstanding) {
             r.cancel();
             Frame f = r.result(); // a whole frame it ended with before: its array goes back to the pool
@@ -390,6 +402,9 @@ public final class CollectiveCall {
         counters.add(signature.op(), Counter.BYTES_RECEIVED, bytes);
         tally.messagesReceived++;
         tally.bytesReceived += bytes;
+        if (tally.peersReceived == null) {
+            tally.peersReceived = new java.util.BitSet();
+        }
         tally.peersReceived.set(w(r.peer));
     }
 
@@ -655,8 +670,12 @@ public final class CollectiveCall {
     public String trafficJson() {
         return "\"bytesSent\":" + bytesSent + ",\"bytesReceived\":" + bytesReceived + ",\"messagesSent\":"
                 + messagesSent + ",\"messagesReceived\":" + messagesReceived + ",\"peersSent\":"
-                + peersSent.stream().boxed().collect(java.util.stream.Collectors.toList()) + ",\"peersReceived\":"
-                + peersReceived.stream().boxed().collect(java.util.stream.Collectors.toList());
+                + ranks(peersSent) + ",\"peersReceived\":" + ranks(peersReceived);
+    }
+
+    /** {@code [0, 2]}: the ranks in {@code set} (none: null) as a JSON array. */
+    private static String ranks(java.util.BitSet set) {
+        return set == null ? "[]" : set.stream().boxed().collect(java.util.stream.Collectors.toList()).toString();
     }
 
     /** Human-readable position, for error messages: {@code step 3 (allgather) of algorithm RING}. */

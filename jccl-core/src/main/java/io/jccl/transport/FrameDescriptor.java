@@ -76,23 +76,33 @@ public final class FrameDescriptor {
     /** Writes {@code h} at the buffer's position and advances it by {@link #HEADER_LENGTH}. */
     public static void encode(FrameHeader h, ByteBuffer dst) {
         checkCapacity(dst.remaining());
-        ByteBuffer b = dst.slice().order(ByteOrder.LITTLE_ENDIAN);
-        b.putShort(MAGIC_OFFSET, MAGIC);
-        b.put(VERSION_OFFSET, VERSION);
-        b.put(TYPE_OFFSET, h.type());
-        b.put(OPERATION_OFFSET, (byte) h.operation());
-        b.put(DTYPE_OFFSET, (byte) h.dtype());
-        b.put(REDUCE_OP_OFFSET, (byte) h.reduceOp());
-        b.put(ALGORITHM_OFFSET, (byte) h.algorithm());
-        b.putInt(SOURCE_OFFSET, h.source());
-        b.putInt(ROOT_OFFSET, h.root());
-        b.putLong(SEQUENCE_OFFSET, h.sequence());
-        b.putLong(COUNT_OFFSET, h.count());
-        b.putInt(STEP_OFFSET, h.step());
-        b.putInt(PAYLOAD_COUNT_OFFSET, h.payloadCount());
-        b.putInt(STREAM_OFFSET, h.stream());
-        b.putInt(RESERVED_OFFSET, 0);
+        encodeAt(h, dst.slice().order(ByteOrder.LITTLE_ENDIAN), 0);
         dst.position(dst.position() + HEADER_LENGTH);
+    }
+
+    /**
+     * Writes {@code h} at {@code at} of {@code dst}, a little-endian buffer, with absolute puts: no view made, the
+     * buffer's position untouched (a shared-memory signature slot).
+     */
+    public static void encodeAt(FrameHeader h, ByteBuffer dst, int at) {
+        if (dst.order() != ByteOrder.LITTLE_ENDIAN) {
+            throw new IllegalArgumentException("a frame header is little-endian");
+        }
+        dst.putShort(at + MAGIC_OFFSET, MAGIC);
+        dst.put(at + VERSION_OFFSET, VERSION);
+        dst.put(at + TYPE_OFFSET, h.type());
+        dst.put(at + OPERATION_OFFSET, (byte) h.operation());
+        dst.put(at + DTYPE_OFFSET, (byte) h.dtype());
+        dst.put(at + REDUCE_OP_OFFSET, (byte) h.reduceOp());
+        dst.put(at + ALGORITHM_OFFSET, (byte) h.algorithm());
+        dst.putInt(at + SOURCE_OFFSET, h.source());
+        dst.putInt(at + ROOT_OFFSET, h.root());
+        dst.putLong(at + SEQUENCE_OFFSET, h.sequence());
+        dst.putLong(at + COUNT_OFFSET, h.count());
+        dst.putInt(at + STEP_OFFSET, h.step());
+        dst.putInt(at + PAYLOAD_COUNT_OFFSET, h.payloadCount());
+        dst.putInt(at + STREAM_OFFSET, h.stream());
+        dst.putInt(at + RESERVED_OFFSET, 0);
     }
 
     public static byte[] encode(FrameHeader h) {

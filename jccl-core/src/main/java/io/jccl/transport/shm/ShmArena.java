@@ -50,6 +50,8 @@ final class ShmArena extends AbstractArena {
     /** By rank: float and double views of its whole segment, for copies and sums with no view made per call. */
     private final FloatBuffer[] floats;
     private final DoubleBuffer[] doubles;
+    /** By rank: its whole segment, little-endian (the frame header's order), for the signature slots. */
+    private final ByteBuffer[] little;
     private final Object[] chunks = new Object[DataType.values().length];
     private final ReentrantLock lock = new ReentrantLock();
     /**
@@ -78,10 +80,12 @@ final class ShmArena extends AbstractArena {
         this.base = Math.toIntExact(arenaOffset(size(), ringBytes));
         this.registeredBase = Math.toIntExact(registeredOffset(size(), ringBytes, arenaBytes));
         this.memory = new ByteBuffer[segments.length];
+        this.little = new ByteBuffer[segments.length];
         this.floats = new FloatBuffer[segments.length];
         this.doubles = new DoubleBuffer[segments.length];
         for (int r = 0; r < segments.length; r++) {
             memory[r] = segments[r].duplicate().order(ByteOrder.nativeOrder());
+            little[r] = segments[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
             floats[r] = memory[r].asFloatBuffer();
             doubles[r] = memory[r].asDoubleBuffer();
         }
@@ -293,9 +297,7 @@ final class ShmArena extends AbstractArena {
     @Override
     public void putSignature(int half, FrameHeader signature) {
         ensureOpen();
-        ByteBuffer w = memory[rank()].duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        w.position(signatureOffset(half));
-        FrameDescriptor.encode(signature, w);
+        FrameDescriptor.encodeAt(signature, little[rank()], signatureOffset(half));
     }
 
     @Override
