@@ -43,9 +43,15 @@ import java.util.concurrent.TimeUnit;
 public class TwoRanksBenchmark {
     private static final CollectiveOptions SHARED = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.SHARED_MEMORY);
 
-    /** The call: a 4-byte allreduce, a 4-byte broadcast from rank 0, or a barrier. */
-    @Param({"allReduce", "broadcast", "barrier"})
+    /**
+     * The call: a 4-byte allreduce, a 4-byte broadcast from rank 0, a barrier, or {@code raw}: the floor, a barrier
+     * of two counters and nothing else (each thread publishes its count and spins until the other's reaches it).
+     */
+    @Param({"allReduce", "broadcast", "barrier", "raw"})
     public String call;
+
+    private final java.util.concurrent.atomic.AtomicLongArray raw = new java.util.concurrent.atomic.AtomicLongArray(32);
+    private final long[] rawCount = new long[2];
 
     private List<Communicator> comms;
     private Tensor tensor;
@@ -79,6 +85,15 @@ public class TwoRanksBenchmark {
 
     private void run(Communicator comm, Tensor t) {
         switch (call) {
+            case "raw": {
+                int me = comm.rank();
+                long k = ++rawCount[me];
+                raw.setRelease(me * 16, k); // a cache line apart
+                while (raw.getAcquire((1 - me) * 16) < k) {
+                    Thread.onSpinWait();
+                }
+                break;
+            }
             case "allReduce":
                 comm.allReduce(t, ReduceOp.SUM, SHARED);
                 break;
