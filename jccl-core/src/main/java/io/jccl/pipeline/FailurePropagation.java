@@ -33,8 +33,8 @@ final class FailurePropagation {
     private final Object lock = new Object();
     private volatile RuntimeException failure;
     private volatile boolean closed;
-    /** Calls of this rank running now (guarded by {@link #lock}). */
-    private int inFlight;
+    /** Calls of this rank running now; close() waits on {@link #lock} for it to reach 0. */
+    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
     /** Why this rank ended its own calls (close or abort), or null. */
     private volatile String localEnd;
 
@@ -121,16 +121,20 @@ final class FailurePropagation {
     }
 
     /** A call of this rank's (collective or point-to-point) is running: {@link #close()} waits for it. */
+    /** Counts a call in flight (no lock: an atomic add; close() waits for the count to reach 0). */
     void enterCall() {
-        synchronized (lock) {
-            inFlight++;
-        }
+        inFlight.incrementAndGet();
     }
 
+    /**
+     * Ends a call in flight; wakes a close() waiting for it. No wake-up is lost: this reads {@link #closed} after its
+     * decrement, and close() sets it before it reads the count.
+     */
     void exitCall() {
-        synchronized (lock) {
-            inFlight--;
-            lock.notifyAll();
+        if (inFlight.decrementAndGet() == 0 && closed) {
+            synchronized (lock) {
+                lock.notifyAll();
+            }
         }
     }
 
@@ -143,7 +147,7 @@ final class FailurePropagation {
             if (localEnd == null) {
                 localEnd = reason;
             }
-            if (inFlight == 0) {
+            if (inFlight.get() == 0) {
                 return;
             }
         }
@@ -186,14 +190,14 @@ final class FailurePropagation {
         long until = System.nanoTime() + CLOSE_WAIT_NANOS;
         boolean interrupted = false;
         synchronized (lock) {
-            while (inFlight > 0 && until - System.nanoTime() > 0) {
+            while (inFlight.get() > 0 && until - System.nanoTime() > 0) {
                 try {
                     lock.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
             }
-            if (inFlight > 0) {
+            if (inFlight.get() > 0) {
                 LOG.warn("rank {}: a call still runs {} ms after close(); closing the transport anyway", rank(),
                         CLOSE_WAIT_NANOS / 1_000_000);
             }

@@ -31,11 +31,13 @@ final class OrderedExecution {
     private final ArrayPool scratch = new ArrayPool();
     private final io.jccl.diag.DebugLog log;
 
+    /** What a caller waits on when its turn has not come: only then is a lock taken. */
     private final Object turn = new Object();
-    /** Guarded by {@link #turn}. */
-    private long nextSequence;
-    /** The sequence number whose turn it is; guarded by {@link #turn}. */
-    private long serving;
+    private final java.util.concurrent.atomic.AtomicLong nextSequence = new java.util.concurrent.atomic.AtomicLong();
+    /** The sequence number whose turn it is; written only by the call whose turn ends ({@link #passTurn}). */
+    private volatile long serving;
+    /** Callers waiting on {@link #turn}; changed under it, read by {@link #passTurn} without it. */
+    private volatile int waiters;
     /** Guarded by {@code this}. */
     private ExecutorService async;
 
@@ -81,10 +83,8 @@ final class OrderedExecution {
     }
 
     private long takeSequence(OpType op) {
-        synchronized (turn) {
-            failures.checkUsable(op);
-            return nextSequence++;
-        }
+        failures.checkUsable(op);
+        return nextSequence.getAndIncrement();
     }
 
     private void execute(PreparedCall p, long seq, long record) {
@@ -160,15 +160,29 @@ final class OrderedExecution {
         event.commit();
     }
 
+    /**
+     * Waits until it is call {@code seq}'s turn: a volatile read when it is already (the common case: one caller),
+     * else a wait on {@link #turn}. No wake-up is lost: a waiter counts itself before it reads {@link #serving}, and
+     * {@link #passTurn} writes {@code serving} before it reads the count (volatile accesses are sequentially
+     * consistent).
+     */
     private void awaitTurn(long seq) {
+        if (serving == seq) {
+            return;
+        }
         boolean interrupted = false;
         synchronized (turn) {
-            while (serving != seq) {
-                try {
-                    turn.wait();
-                } catch (InterruptedException e) {
-                    interrupted = true;
+            waiters++;
+            try {
+                while (serving != seq) {
+                    try {
+                        turn.wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
                 }
+            } finally {
+                waiters--;
             }
         }
         if (interrupted) {
@@ -176,10 +190,13 @@ final class OrderedExecution {
         }
     }
 
+    /** Ends this call's turn: the next sequence number's call may run; wakes waiters only if there are any. */
     private void passTurn() {
-        synchronized (turn) {
-            serving++;
-            turn.notifyAll();
+        serving = serving + 1; // only the call whose turn it was writes it
+        if (waiters > 0) {
+            synchronized (turn) {
+                turn.notifyAll();
+            }
         }
     }
 
