@@ -166,20 +166,28 @@ public final class Bench {
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         int sharing = comm.transportName().equals("local") ? n : 1;
         // warm the JIT on the whole path before the first measured size, so that it is not charged to it: C2
-        // compiles a method after about 10,000 calls, and a native peer needs no warm-up
-        // on the smallest and a middling size alike (copies of one element take other branches than of many)
-        float[] warm = new float[n * Math.max(1, 256 / n)];
-        float[] tiny = new float[n];
+        // compiles a method after about 10,000 calls, and a native peer needs no warm-up. On every measured size up
+        // to 64 KiB and a middling one, each with the row's own element count: a size first met in its row makes
+        // the JIT recompile the path during it (a 4-byte allreduce, one element, came out at 2.7-3.8 us after a
+        // warm-up on two elements and 1 KiB, and at 0.9-1.5 us after one on its own size), and with the calls that
+        // end every row (doubles and longs), which would do the same between rows (docs/performance.md)
+        List<float[]> warmUps = new ArrayList<>();
+        warmUps.add(new float[n * Math.max(1, 256 / n)]);
+        for (long bytes : sizes) {
+            if (bytes <= 64 << 10) {
+                warmUps.add(new float[rowCount(op, bytes, n)]);
+            }
+        }
         for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
-            float[] w = (i & 1) == 0 ? warm : tiny;
+            float[] w = warmUps.get(i % warmUps.size());
             comm.barrier();
             runOnce(comm, op, opts, w, new float[w.length], w.length / n);
+            if (i % 100 == 99) {
+                agree(comm, new double[iterations(4L * w.length, scale)[1]], new long[1]);
+            }
         }
         for (long bytes : sizes) {
-            int count = (int) Math.max(1, bytes / 4);
-            if (op != OpType.ALL_REDUCE && op != OpType.BROADCAST && op != OpType.REDUCE) {
-                count = Math.max(n, (count + n - 1) / n * n);
-            }
+            int count = rowCount(op, bytes, n);
             float[] a = new float[count];
             float[] b = new float[count];
             Tensor shared = reg ? comm.allocate(DataType.FLOAT32, count) : null;
@@ -241,9 +249,8 @@ public final class Bench {
                 comm.allReduce(Tensor.of(inTimes), ReduceOp.MAX);
                 inPlaceMedian = median(inTimes);
             }
-            comm.allReduce(Tensor.of(times), ReduceOp.MAX);
             long[] w = {wrong};
-            comm.allReduce(Tensor.of(w), ReduceOp.SUM);
+            agree(comm, times, w);
             double median = median(times);
             String algoName = opts.algorithm() != Algorithm.AUTO ? opts.algorithm().name()
                     : "AUTO:" + comm.algorithmFor(op, DataType.FLOAT32, op == OpType.ALL_REDUCE
@@ -256,6 +263,27 @@ public final class Bench {
             }
         }
         return rows;
+    }
+
+    /**
+     * The float32 elements of the full buffer of a row of {@code bytes}: at least one; for the collectives that
+     * split the buffer into {@code n} blocks, a multiple of {@code n}.
+     */
+    private static int rowCount(OpType op, long bytes, int n) {
+        int count = (int) Math.max(1, bytes / 4);
+        if (op != OpType.ALL_REDUCE && op != OpType.BROADCAST && op != OpType.REDUCE) {
+            count = Math.max(n, (count + n - 1) / n * n);
+        }
+        return count;
+    }
+
+    /**
+     * What every row ends with, on every rank alike: each iteration's time becomes the maximum over ranks, the count
+     * of wrong elements the sum.
+     */
+    private static void agree(Communicator comm, double[] times, long[] wrong) {
+        comm.allReduce(Tensor.of(times), ReduceOp.MAX);
+        comm.allReduce(Tensor.of(wrong), ReduceOp.SUM);
     }
 
     private static double median(double[] values) {
