@@ -541,8 +541,8 @@ public final class CollectiveCall {
      * What a rank does before it writes anything of round {@code round} into the arena: makes sure that every rank
      * arrived at the round before (so that nobody still reads what this round overwrites) and, if this rank has not
      * seen that yet, compares their signatures of it. After a full round this costs nothing; after an
-     * {@link #arriveEagerly eager} round it is where a rank that entered a different call is found: at the latest
-     * at the next call, as the eager round's root does not wait.
+     * {@link #arriveEagerly eager} round it is where a rank that entered a different call is found, at its next
+     * shared-memory call, as the eager round's root does not wait.
      */
     public void settle(io.jccl.transport.SharedArena a, long round) {
         long previous = round - 1;
