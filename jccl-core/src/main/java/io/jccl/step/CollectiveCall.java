@@ -94,7 +94,7 @@ public final class CollectiveCall {
         this.me = -1;
     }
 
-    private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase) {
+    private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase, boolean detached) {
         this.recorder = parent.recorder;
         this.recordId = parent.recordId;
         this.transport = parent.transport;
@@ -105,7 +105,7 @@ public final class CollectiveCall {
         this.counters = parent.counters;
         this.scratch = parent.scratch;
         this.stepBase = parent.stepBase + stepBase;
-        this.tally = parent.tally;
+        this.tally = detached ? this : parent.tally;
         int[] ranks = new int[members.length];
         for (int i = 0; i < members.length; i++) {
             ranks[i] = parent.w(members[i]);
@@ -122,16 +122,59 @@ public final class CollectiveCall {
      * (the ranks of one host; one rank of every host). A subgroup has no shared arena.
      */
     public CollectiveCall subgroup(int[] members, int stepBase) {
-        int me = -1;
+        int me = indexIn(members);
+        return new CollectiveCall(this, members, me, stepBase, false);
+    }
+
+    /**
+     * A {@link #subgroup} that keeps its own traffic and outstanding receives, so that another thread can run it
+     * while this call's thread runs other groups (the pipelined hierarchical allreduce runs its inter-host phase
+     * so). It shares everything else: the transport, signature, deadline, pool and counters (all safe to share
+     * between threads). Once its thread has finished, {@link #absorb} adds its traffic to this call's.
+     */
+    public CollectiveCall detachedSubgroup(int[] members, int stepBase) {
+        int me = indexIn(members);
+        return new CollectiveCall(this, members, me, stepBase, true);
+    }
+
+    private int indexIn(int[] members) {
         for (int i = 0; i < members.length; i++) {
             if (members[i] == rank()) {
-                me = i;
+                return i;
             }
         }
-        if (me < 0) {
-            throw new IllegalArgumentException("rank " + rank() + " is not in the group " + java.util.Arrays.toString(members));
+        throw new IllegalArgumentException("rank " + rank() + " is not in the group " + java.util.Arrays.toString(members));
+    }
+
+    /** Adds the traffic of a {@link #detachedSubgroup} whose thread has finished to this call's. */
+    public void absorb(CollectiveCall detached) {
+        CollectiveCall t = tally;
+        t.bytesSent += detached.bytesSent;
+        t.bytesReceived += detached.bytesReceived;
+        t.messagesSent += detached.messagesSent;
+        t.messagesReceived += detached.messagesReceived;
+        t.peersSent = union(t.peersSent, detached.peersSent);
+        t.peersReceived = union(t.peersReceived, detached.peersReceived);
+    }
+
+    private static java.util.BitSet union(java.util.BitSet a, java.util.BitSet b) {
+        if (b == null) {
+            return a;
         }
-        return new CollectiveCall(this, members, me, stepBase);
+        java.util.BitSet u = a == null ? new java.util.BitSet() : a;
+        u.or(b);
+        return u;
+    }
+
+    /**
+     * Ends every wait of this rank's on this call's communicator, on any thread, with an abort that gives
+     * {@code reason} (as {@code Communicator.close} does to a call in flight): for a call that failed on one thread
+     * while another thread still waits in a {@link #detachedSubgroup} of it. The communicator is unusable after.
+     */
+    public void interruptWaits(String reason) {
+        byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
+        transport.interrupt(new Frame(signature.header(FrameDescriptor.TYPE_ABORT, self(), 0, bytes.length, stream),
+                bytes));
     }
 
     /** Which host each of this call's ranks is on ({@link Transport#hostOf}), or null when the transport does not know. */

@@ -109,8 +109,57 @@ class HierarchicalAllReduceTest {
     @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,0,0,1,1,1,1"})
     void sumsExactlyAndGivesEveryRankTheSameBitsRunAfterRun(String layout) throws Exception {
         int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
-        int p = hostOf.length;
         for (int n : new int[] {1, 3, 1000, 300_001}) {
+            checkSums(hostOf, n);
+        }
+    }
+
+    /**
+     * 2,100,001 elements: 8.4 MB of floats and 16.8 MB of doubles, so the pipeline of chunks runs (2 and 4 chunks
+     * of {@link HierarchicalAllReduce#CHUNK_BYTES} or more), its inter-host phase on a thread of its own.
+     */
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,1,0,1", "0,0,0,1,1,1"})
+    void pipelinesLargeDataWithTheSameGuarantees(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        int n = 2_100_001;
+        assertTrue((long) n * 4 >= 2 * HierarchicalAllReduce.CHUNK_BYTES, "floats must fill two chunks");
+        checkSums(hostOf, n);
+        assertEquals(0, Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("jccl-hierarchical")).count(), "threads left behind");
+    }
+
+    /**
+     * A rank that leaves instead of joining a pipelined allreduce: every other rank fails naming it, on both the
+     * call's thread and the inter-host one, and no thread of the pipeline is left.
+     */
+    @Test
+    void pipelineFailsEveryRankNamingARankThatLeftAndLeavesNoThread() throws Exception {
+        int[] hostOf = {0, 0, 1, 1};
+        int n = 4_000_000;
+        List<String> outcomes = run(hostOf, c -> {
+            if (c.rank() == 3) {
+                return "left";
+            }
+            try {
+                c.allReduce(Tensor.of(new float[n]), ReduceOp.SUM, HIER);
+                return "returned";
+            } catch (RuntimeException e) {
+                return e.getMessage();
+            }
+        });
+        for (int r = 0; r < 3; r++) {
+            String o = outcomes.get(r);
+            assertTrue(o.contains("rank 3"), "rank " + r + " does not name rank 3: " + o);
+        }
+        Thread.sleep(200);
+        assertEquals(0, Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("jccl-hierarchical")).count(), "threads left behind");
+    }
+
+    private static void checkSums(int[] hostOf, int n) throws Exception {
+        int p = hostOf.length;
+        {
             // integers in floats: every order gives the exact sum
             List<float[]> ints = run(hostOf, c -> {
                 float[] x = new float[n];
