@@ -60,22 +60,19 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
 
     /**
      * 2(L-1) steps at the intra-host cost moving 2T(L-1)/L bytes per rank, then 2(H-1) steps at the inter-host cost
-     * moving 2T(H-1)/H bytes through each host's link (its L ranks' shares together); their sum, or once the data
-     * is pipelined in k chunks, the larger of the two plus 1/k of the smaller.
+     * moving 2T(H-1)/H bytes through each host's link (its L ranks' shares together). The sum even where the data
+     * is pipelined: the overlap pays only where the link, not the CPU, is the limit (2 x 2 bed at 1 Gbit/s, 64 MiB:
+     * 0.67-0.71 s unpipelined, 0.57-0.59 s pipelined), and there this algorithm is the cheapest anyway; where the
+     * CPU is the limit (the same bed unlimited, 4 ranks on 2 cores) the two threads compete and the ring is faster
+     * (docs/performance.md). A model of max(within, across) made AUTO pick this over the ring there.
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
         int l = Math.max(1, topology.ranksPerHost());
         int h = topology.hosts();
         double t = bytes;
-        double within = topology.intraHost(messages).micros(2 * (l - 1), 2 * t * (l - 1) / l);
-        double across = messages.micros(2 * (h - 1), 2 * t * (h - 1) / h);
-        long chunks = Math.min(MAX_CHUNKS, bytes / CHUNK_BYTES);
-        if (chunks < 2) {
-            return within + across;
-        }
-        // pipelined: the slower of the two kinds of phase, plus one chunk of the other at each end
-        return Math.max(within, across) + Math.min(within, across) / chunks;
+        return topology.intraHost(messages).micros(2 * (l - 1), 2 * t * (l - 1) / l)
+                + messages.micros(2 * (h - 1), 2 * t * (h - 1) / h);
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
