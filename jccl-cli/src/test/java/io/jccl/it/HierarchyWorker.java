@@ -28,7 +28,7 @@ public final class HierarchyWorker {
             System.out.println("TRANSPORT " + comm.transportName());
             System.out.println("ALGO " + comm.algorithmFor(OpType.ALL_REDUCE, DataType.FLOAT32, 16 << 20));
             CollectiveOptions hier = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.HIERARCHICAL);
-            int n = 1_100_003; // 8.8 MB of doubles: pipelined (HierarchicalAllReduce.CHUNK_BYTES); 4.4 MB of floats: not
+            int n = 1_100_003; // 8.8 MB of doubles: pipelined (HostPipeline.CHUNK_BYTES); 4.4 MB of floats: not
             Random rnd = new Random(comm.rank() * 7919L + 1);
             double[] x = new double[n];
             for (int i = 0; i < n; i++) {

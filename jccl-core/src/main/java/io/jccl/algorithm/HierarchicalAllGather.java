@@ -10,7 +10,9 @@ import io.jccl.step.CollectiveCall;
  * per host) ring-allgather their own blocks, all L rings of a host at once, so a host sends each of its L blocks
  * to every other host once: T(H-1)/H over its link, the minimum (a flat ring sends T(P-1)/P through the busiest
  * link: 3T/4 at 2 x 2); then within each host, a ring allgather in which local rank i passes on the H blocks it
- * holds (those of local index i on every host). T is the output's bytes.
+ * holds (those of local index i on every host). T is the output's bytes. From 2 {@link HostPipeline#CHUNK_BYTES}
+ * of output up, pipelined ({@link HostPipeline}): piece j of every block crosses the hosts on a second thread while
+ * the host passes on piece j - 1.
  */
 public final class HierarchicalAllGather implements CollectiveAlgorithm {
     @Override
@@ -51,13 +53,28 @@ public final class HierarchicalAllGather implements CollectiveAlgorithm {
         for (int h = 0; h < hosts; h++) {
             railBlocks[h] = new int[] {at.rail[h] * c};
         }
-        HostLayout.ringOfGroups(call.subgroup(at.rail, 0), output, railBlocks, c, null, 0, "across hosts");
         int[][] hostBlocks = new int[l][hosts]; // within the host: local rank k holds local index k of every host
         for (int k = 0; k < l; k++) {
             for (int h = 0; h < hosts; h++) {
                 hostBlocks[k][h] = at.byHost[h][k] * c;
             }
         }
-        HostLayout.ringOfGroups(call.subgroup(at.local, hosts - 1), output, hostBlocks, c, null, 0, "within the host");
+        int chunks = HostPipeline.chunks(output.byteSize(), c);
+        if (chunks < 2) {
+            HostLayout.ringOfGroups(call.subgroup(at.rail, 0), output, railBlocks, c, null, 0, "across hosts");
+            HostLayout.ringOfGroups(call.subgroup(at.local, hosts - 1), output, hostBlocks, c, null, 0,
+                    "within the host");
+            return;
+        }
+        // pipelined: piece j of every block crosses the hosts while the host passes on piece j - 1
+        int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
+        int perChunk = hosts - 1 + l - 1;
+        HostPipeline.run(call, chunks, null, j -> {
+            CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk);
+            HostLayout.ringOfGroups(rail, output, HostLayout.shift(railBlocks, pieces[j]), pieces[j + 1] - pieces[j],
+                    null, 0, "across hosts");
+            return rail;
+        }, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk + hosts - 1), output,
+                HostLayout.shift(hostBlocks, pieces[j]), pieces[j + 1] - pieces[j], null, 0, "within the host"));
     }
 }

@@ -19,9 +19,10 @@ import io.jccl.step.CollectiveCall;
  * run for the same layout and size, and within the rigorous bound of any other order (not gloo's bits: gloo sums
  * in ring order over all P ranks).
  *
- * <p>Pipelined from 2 {@link #CHUNK_BYTES} up: the data goes in chunks (at most {@link #MAX_CHUNKS}), and the
- * inter-host phase of one chunk runs on a second thread while the call's thread runs the intra-host phases of its
- * neighbours, so the link is not idle while the ranks of a host reduce or gather (see {@link #pipelined}).
+ * <p>Pipelined from 2 {@link HostPipeline#CHUNK_BYTES} up: the data goes in chunks (at most
+ * {@link HostPipeline#MAX_CHUNKS}), and the inter-host phase of one chunk runs on a second thread while the call's
+ * thread runs the intra-host phases of its neighbours, so the link is not idle while the ranks of a host reduce or
+ * gather (see {@link #pipelined}).
  */
 public final class HierarchicalAllReduce implements CollectiveAlgorithm {
     @Override
@@ -78,7 +79,7 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
         HostLayout at = HostLayout.of(call);
         // unsupportedHere guarantees several hosts of L >= 2 ranks each
-        int chunks = (int) Math.min(MAX_CHUNKS, data.byteSize() / CHUNK_BYTES);
+        int chunks = HostPipeline.chunks(data.byteSize(), data.count());
         if (chunks < 2) {
             int l = at.local.length;
             int[] slices = evenBounds(data.count(), l);
@@ -91,112 +92,31 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
         pipelined(call, at, data, op, chunks);
     }
 
-    /** Data of this many bytes or more is allreduced in a pipeline of chunks of at least this size. */
-    static final long CHUNK_BYTES = 4 << 20;
-    static final int MAX_CHUNKS = 16;
-
     /**
-     * The three phases in a pipeline of {@code chunks} chunks, so that the link between hosts carries one chunk
-     * while this host reduces or gathers the others: the inter-host allreduce of chunk c runs on a thread of its
-     * own (its group a {@link CollectiveCall#detachedSubgroup}), while the call's thread runs the intra-host
-     * reduce-scatter of chunk c + 1 and then the intra-host allgather of chunk c - 1, in this order on every
-     * rank: RS(0), RS(1), AG(0), RS(2), AG(1), ..., AG(chunks - 1). Every chunk is allreduced as the unpipelined
-     * algorithm does it, so the sums stay the same for a given layout and size. A failure on either thread ends
-     * the other's waits ({@link CollectiveCall#interruptWaits}) and the call reports the first one; the thread
-     * has ended before the call returns or throws.
+     * The three phases in a {@link HostPipeline} of {@code chunks} chunks: the intra-host reduce-scatter and
+     * allgather of each chunk on the call's thread, the inter-host allreduce of its slice on the second thread.
+     * Every chunk is allreduced as the unpipelined algorithm does it, so the sums stay the same for a given layout
+     * and size.
      */
     private static void pipelined(CollectiveCall call, HostLayout at, Buf data, ReduceOp op, int chunks) {
         int l = at.local.length;
         int h = at.hosts();
         int perChunk = 4 * (l - 1) + 2 * (h - 1); // steps: reduce-scatter and allgather within, allreduce across
         int[] bounds = evenBounds(data.count(), chunks);
-        java.util.concurrent.Semaphore scattered = new java.util.concurrent.Semaphore(0);
-        java.util.concurrent.atomic.AtomicBoolean abandoned = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.CompletableFuture<?>[] reduced = new java.util.concurrent.CompletableFuture<?>[chunks];
-        CollectiveCall[] rails = new CollectiveCall[chunks];
-        for (int c = 0; c < chunks; c++) {
-            reduced[c] = new java.util.concurrent.CompletableFuture<Void>();
-        }
-        Thread across = new Thread(() -> {
-            int c = 0;
-            try {
-                for (; c < chunks; c++) {
-                    scattered.acquire();
-                    if (abandoned.get()) {
-                        throw new IllegalStateException("the call failed on its own thread");
-                    }
-                    Buf chunk = slice(data, bounds, c);
-                    rails[c] = call.detachedSubgroup(at.rail, c * perChunk + 2 * (l - 1));
-                    RingAllReduce.allReduce(rails[c], slice(chunk, evenBounds(chunk.count(), l), at.index), op);
-                    reduced[c].complete(null);
-                }
-            } catch (Throwable t) {
-                for (; c < chunks; c++) {
-                    reduced[c].completeExceptionally(t);
-                }
-            }
-        }, "jccl-hierarchical-" + call.rank());
-        across.setDaemon(true);
-        across.start();
-        RuntimeException failure = null;
-        try {
-            for (int c = 0; c <= chunks; c++) {
-                if (c < chunks) {
-                    Buf chunk = slice(data, bounds, c);
-                    RingAllReduce.reduceScatterPhase(call.subgroup(at.local, c * perChunk), chunk, op,
-                            evenBounds(chunk.count(), l));
-                    scattered.release();
-                }
-                if (c > 0) {
-                    int g = c - 1;
-                    awaitReduced(reduced[g]);
-                    Buf chunk = slice(data, bounds, g);
-                    RingAllReduce.allGatherPhase(call.subgroup(at.local, g * perChunk + 2 * (l - 1) + 2 * (h - 1)),
-                            chunk, evenBounds(chunk.count(), l), 0);
-                }
-            }
-        } catch (RuntimeException e) {
-            failure = e;
-            abandoned.set(true);
-            scattered.release(chunks);
-            call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
-                    + " (hierarchical, intra-host phase): " + e.getMessage());
-        } finally {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    across.join();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
-        for (CollectiveCall r : rails) {
-            call.absorb(r);
-        }
-    }
-
-    /** Waits for the inter-host phase of a chunk; its failure is this call's. */
-    private static void awaitReduced(java.util.concurrent.CompletableFuture<?> f) {
-        try {
-            f.join();
-        } catch (java.util.concurrent.CompletionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw new IllegalStateException(cause);
-        }
+        HostPipeline.run(call, chunks, c -> {
+            Buf chunk = slice(data, bounds, c);
+            RingAllReduce.reduceScatterPhase(call.subgroup(at.local, c * perChunk), chunk, op,
+                    evenBounds(chunk.count(), l));
+        }, c -> {
+            Buf chunk = slice(data, bounds, c);
+            CollectiveCall rail = call.detachedSubgroup(at.rail, c * perChunk + 2 * (l - 1));
+            RingAllReduce.allReduce(rail, slice(chunk, evenBounds(chunk.count(), l), at.index), op);
+            return rail;
+        }, c -> {
+            Buf chunk = slice(data, bounds, c);
+            RingAllReduce.allGatherPhase(call.subgroup(at.local, c * perChunk + 2 * (l - 1) + 2 * (h - 1)), chunk,
+                    evenBounds(chunk.count(), l), 0);
+        });
     }
 
     private static Buf slice(Buf data, int[] bounds, int k) {

@@ -11,7 +11,9 @@ import io.jccl.step.CollectiveCall;
  * of local index i on every host (H blocks); then between hosts, the H ranks with local index i (one per host)
  * ring-reduce-scatter those, so each ends with its own block summed over every rank. A host sends each of its L
  * ranks' H-1 foreign blocks once: T(H-1)/H over its link, the minimum (a flat ring: T(P-1)/P through the busiest
- * link, 3T/4 at 2 x 2). T is the input's bytes. The order of the additions is fixed by the layout.
+ * link, 3T/4 at 2 x 2). T is the input's bytes. The order of the additions is fixed by the layout. From 2
+ * {@link HostPipeline#CHUNK_BYTES} of input up, pipelined ({@link HostPipeline}): piece j of every block is reduced
+ * across the hosts on a second thread while the host reduces piece j + 1.
  */
 public final class HierarchicalReduceScatter implements CollectiveAlgorithm {
     @Override
@@ -53,14 +55,29 @@ public final class HierarchicalReduceScatter implements CollectiveAlgorithm {
                 hostGroups[k][h] = at.byHost[h][k] * c;
             }
         }
-        HostLayout.ringOfGroups(call.subgroup(at.local, 0), work, hostGroups, c, operands.reduceOp(), 1,
-                "within the host");
         int[][] railGroups = new int[hosts][];
         for (int h = 0; h < hosts; h++) {
             railGroups[h] = new int[] {at.rail[h] * c};
         }
-        HostLayout.ringOfGroups(call.subgroup(at.rail, l - 1), work, railGroups, c, operands.reduceOp(), 1,
-                "across hosts");
+        int chunks = HostPipeline.chunks(work.byteSize(), c);
+        if (chunks < 2) {
+            HostLayout.ringOfGroups(call.subgroup(at.local, 0), work, hostGroups, c, operands.reduceOp(), 1,
+                    "within the host");
+            HostLayout.ringOfGroups(call.subgroup(at.rail, l - 1), work, railGroups, c, operands.reduceOp(), 1,
+                    "across hosts");
+        } else {
+            // pipelined: piece j of every block is reduced across the hosts while the host reduces piece j + 1
+            int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
+            int perChunk = l - 1 + hosts - 1;
+            HostPipeline.run(call, chunks, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk), work,
+                    HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(), 1,
+                    "within the host"), j -> {
+                        CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk + l - 1);
+                        HostLayout.ringOfGroups(rail, work, HostLayout.shift(railGroups, pieces[j]),
+                                pieces[j + 1] - pieces[j], operands.reduceOp(), 1, "across hosts");
+                        return rail;
+                    }, null);
+        }
         work.copyTo(r * c, output, 0, c);
         call.releaseScratch(work);
     }

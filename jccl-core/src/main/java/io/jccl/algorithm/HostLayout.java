@@ -54,6 +54,18 @@ final class HostLayout {
         return java.util.stream.IntStream.range(0, hostOf.length).filter(r -> hostOf[r] == h).toArray();
     }
 
+    /** {@code groups} with {@code by} added to every offset (a piece of each block). */
+    static int[][] shift(int[][] groups, int by) {
+        int[][] s = new int[groups.length][];
+        for (int k = 0; k < groups.length; k++) {
+            s[k] = new int[groups[k].length];
+            for (int b = 0; b < groups[k].length; b++) {
+                s[k][b] = groups[k][b] + by;
+            }
+        }
+        return s;
+    }
+
     /**
      * A ring over {@code group} that moves groups of blocks ({@code groups[k]}: offsets into {@code data} of
      * {@code c} elements each, those member k ends up with): at step s member k sends the blocks of group

@@ -1,0 +1,132 @@
+package io.jccl.algorithm;
+
+import io.jccl.step.CollectiveCall;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
+
+/**
+ * The pipeline of the hierarchical algorithms: their data cut into chunks, and the phases of different chunks run
+ * at once, so that the link between hosts carries one chunk while the ranks of a host work on others. Each chunk
+ * goes through up to three phases: {@code within} before (on the call's thread), {@code across} (on a second thread
+ * of the rank, {@code jccl-hierarchical-<rank>}, in a {@link CollectiveCall#detachedSubgroup} that it returns),
+ * {@code after} within again (on the call's thread). The call's thread runs, on every rank in the same order,
+ * before(0), before(1), after(0), before(2), after(1), ..., after(k-1), each after(c) once across(c) has ended;
+ * the second thread runs across(0), across(1), ... each once before(c) has ended.
+ *
+ * <p>A failure on either thread ends the other's waits ({@link CollectiveCall#interruptWaits}: an abort on the
+ * rank's own queues, as {@code close()} does to a call in flight), the call reports the first one, and the second
+ * thread has ended before {@link #run} returns or throws.
+ */
+final class HostPipeline {
+    /** Data of this many bytes or more per rank goes in a pipeline of chunks of at least this size. */
+    static final long CHUNK_BYTES = 4 << 20;
+    /** The most chunks. */
+    static final int MAX_CHUNKS = 16;
+
+    private HostPipeline() {
+    }
+
+    /** How many chunks for {@code bytes} of data (at most {@code elements}): below 2, no pipeline. */
+    static int chunks(long bytes, int elements) {
+        return (int) Math.min(Math.min(MAX_CHUNKS, bytes / CHUNK_BYTES), elements);
+    }
+
+    /**
+     * Runs the phases of {@code chunks} chunks ({@code within} or {@code after} may be null: that phase does not
+     * exist); the traffic of the detached subgroups {@code across} returns is added to {@code call}'s.
+     */
+    static void run(CollectiveCall call, int chunks, IntConsumer within, IntFunction<CollectiveCall> across,
+                    IntConsumer after) {
+        Semaphore ready = new Semaphore(within == null ? chunks : 0);
+        AtomicBoolean abandoned = new AtomicBoolean();
+        CompletableFuture<?>[] crossed = new CompletableFuture<?>[chunks];
+        CollectiveCall[] detached = new CollectiveCall[chunks];
+        for (int c = 0; c < chunks; c++) {
+            crossed[c] = new CompletableFuture<Void>();
+        }
+        Thread second = new Thread(() -> {
+            int c = 0;
+            try {
+                for (; c < chunks; c++) {
+                    ready.acquire();
+                    if (abandoned.get()) {
+                        throw new IllegalStateException("the call failed on its own thread");
+                    }
+                    detached[c] = across.apply(c);
+                    crossed[c].complete(null);
+                }
+            } catch (Throwable t) {
+                for (; c < chunks; c++) {
+                    crossed[c].completeExceptionally(t);
+                }
+            }
+        }, "jccl-hierarchical-" + call.rank());
+        second.setDaemon(true);
+        second.start();
+        RuntimeException failure = null;
+        try {
+            for (int c = 0; c <= chunks; c++) {
+                if (c < chunks && within != null) {
+                    within.accept(c);
+                    ready.release();
+                }
+                if (c > 0) {
+                    await(crossed[c - 1]);
+                    if (after != null) {
+                        after.accept(c - 1);
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+            abandoned.set(true);
+            ready.release(chunks);
+            call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
+                    + " (hierarchical, within its host): " + e.getMessage());
+        } finally {
+            join(second);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        for (CollectiveCall d : detached) {
+            call.absorb(d);
+        }
+    }
+
+    /** Waits for the inter-host phase of a chunk; its failure is the call's. */
+    private static void await(CompletableFuture<?> f) {
+        try {
+            f.join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw new IllegalStateException(cause);
+        }
+    }
+
+    private static void join(Thread t) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                t.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
