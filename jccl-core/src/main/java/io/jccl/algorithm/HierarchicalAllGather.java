@@ -60,13 +60,7 @@ public final class HierarchicalAllGather implements CollectiveAlgorithm {
             }
         }
         int chunks = HostPipeline.chunks(output.byteSize(), c);
-        if (chunks < 2) {
-            HostLayout.ringOfGroups(call.subgroup(at.rail, 0), output, railBlocks, c, null, 0, "across hosts");
-            HostLayout.ringOfGroups(call.subgroup(at.local, hosts - 1), output, hostBlocks, c, null, 0,
-                    "within the host");
-            return;
-        }
-        // pipelined: piece j of every block crosses the hosts while the host passes on piece j - 1
+        // piece j of every block crosses the hosts while the host passes on piece j - 1 (one piece: no pipeline)
         int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
         int perChunk = hosts - 1 + l - 1;
         HostPipeline.run(call, chunks, null, j -> {

@@ -79,22 +79,13 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
         HostLayout at = HostLayout.of(call);
         // unsupportedHere guarantees several hosts of L >= 2 ranks each
-        int chunks = HostPipeline.chunks(data.byteSize(), data.count());
-        if (chunks < 2) {
-            int l = at.local.length;
-            int[] slices = evenBounds(data.count(), l);
-            RingAllReduce.reduceScatterPhase(call.subgroup(at.local, 0), data, op, slices);
-            RingAllReduce.allReduce(call.subgroup(at.rail, 2 * (l - 1)), slice(data, slices, at.index), op);
-            RingAllReduce.allGatherPhase(call.subgroup(at.local, 2 * (l - 1) + 2 * (at.hosts() - 1)), data, slices,
-                    0);
-            return;
-        }
-        pipelined(call, at, data, op, chunks);
+        pipelined(call, at, data, op, HostPipeline.chunks(data.byteSize(), data.count()));
     }
 
     /**
-     * The three phases in a {@link HostPipeline} of {@code chunks} chunks: the intra-host reduce-scatter and
-     * allgather of each chunk on the call's thread, the inter-host allreduce of its slice on the second thread.
+     * The three phases in a {@link HostPipeline} of {@code chunks} chunks (one: no pipeline, no second thread): the
+     * intra-host reduce-scatter and allgather of each chunk on the call's thread, the inter-host allreduce of its
+     * slice on the second thread.
      * Every chunk is allreduced as the unpipelined algorithm does it, so the sums stay the same for a given layout
      * and size.
      */

@@ -60,24 +60,17 @@ public final class HierarchicalReduceScatter implements CollectiveAlgorithm {
             railGroups[h] = new int[] {at.rail[h] * c};
         }
         int chunks = HostPipeline.chunks(work.byteSize(), c);
-        if (chunks < 2) {
-            HostLayout.ringOfGroups(call.subgroup(at.local, 0), work, hostGroups, c, operands.reduceOp(), 1,
-                    "within the host");
-            HostLayout.ringOfGroups(call.subgroup(at.rail, l - 1), work, railGroups, c, operands.reduceOp(), 1,
-                    "across hosts");
-        } else {
-            // pipelined: piece j of every block is reduced across the hosts while the host reduces piece j + 1
-            int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
-            int perChunk = l - 1 + hosts - 1;
-            HostPipeline.run(call, chunks, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk), work,
-                    HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(), 1,
-                    "within the host"), j -> {
-                        CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk + l - 1);
-                        HostLayout.ringOfGroups(rail, work, HostLayout.shift(railGroups, pieces[j]),
-                                pieces[j + 1] - pieces[j], operands.reduceOp(), 1, "across hosts");
-                        return rail;
-                    }, null);
-        }
+        // piece j of every block is reduced across the hosts while the host reduces piece j + 1 (one: no pipeline)
+        int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
+        int perChunk = l - 1 + hosts - 1;
+        HostPipeline.run(call, chunks, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk), work,
+                HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(), 1,
+                "within the host"), j -> {
+                    CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk + l - 1);
+                    HostLayout.ringOfGroups(rail, work, HostLayout.shift(railGroups, pieces[j]),
+                            pieces[j + 1] - pieces[j], operands.reduceOp(), 1, "across hosts");
+                    return rail;
+                }, null);
         work.copyTo(r * c, output, 0, c);
         call.releaseScratch(work);
     }

@@ -31,17 +31,28 @@ final class HostPipeline {
     private HostPipeline() {
     }
 
-    /** How many chunks for {@code bytes} of data (at most {@code elements}): below 2, no pipeline. */
+    /** How many chunks for {@code bytes} of data of {@code elements} elements: 1 (no pipeline) below 2 chunks. */
     static int chunks(long bytes, int elements) {
-        return (int) Math.min(Math.min(MAX_CHUNKS, bytes / CHUNK_BYTES), elements);
+        return (int) Math.max(1, Math.min(Math.min(MAX_CHUNKS, bytes / CHUNK_BYTES), elements));
     }
 
     /**
      * Runs the phases of {@code chunks} chunks ({@code within} or {@code after} may be null: that phase does not
-     * exist); the traffic of the detached subgroups {@code across} returns is added to {@code call}'s.
+     * exist); the traffic of the detached subgroups {@code across} returns is added to {@code call}'s. One chunk
+     * runs on the call's thread alone.
      */
     static void run(CollectiveCall call, int chunks, IntConsumer within, IntFunction<CollectiveCall> across,
                     IntConsumer after) {
+        if (chunks == 1) { // one chunk: the phases one after the other on the call's thread
+            if (within != null) {
+                within.accept(0);
+            }
+            call.absorb(across.apply(0));
+            if (after != null) {
+                after.accept(0);
+            }
+            return;
+        }
         Semaphore ready = new Semaphore(within == null ? chunks : 0);
         AtomicBoolean abandoned = new AtomicBoolean();
         CompletableFuture<?>[] crossed = new CompletableFuture<?>[chunks];
