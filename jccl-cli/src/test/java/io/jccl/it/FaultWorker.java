@@ -14,6 +14,7 @@ import java.time.Duration;
  * A rank for the fault tests, started as its own JVM. Mode (first argument):
  * {@code ok}: allreduces; {@code allgather}: allgathers; {@code exit}: rank {@code victim} exits with status 3 before the first one;
  * {@code kill}: rank {@code victim} kills itself with SIGKILL in the middle of the allreduces;
+ * {@code kill-hierarchical}: the same in the middle of 16 MiB HIERARCHICAL allreduces (pipelined in 4 chunks);
  * {@code stall}: rank {@code victim} sleeps instead of joining; {@code close}: another thread of rank
  * {@code victim} closes its communicator while it is in the allreduces. The victim of {@code kill} prints
  * {@code KILL <epoch ms>} first. Survivors print {@code DETECTED <epoch ms>} and one line
@@ -69,17 +70,19 @@ public final class FaultWorker {
                     new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).start();
                     Thread.sleep(600_000);
                 }
-                if (mode.equals("kill") && rank == victim && i == 5) {
+                if (mode.startsWith("kill") && rank == victim && i == 5) {
                     System.out.println("KILL " + System.currentTimeMillis());
                     System.out.flush();
                     new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid())).start().waitFor();
                     Thread.sleep(10_000);
                 }
-                float[] x = new float[1 << 16];
                 if (mode.equals("allgather")) {
-                    comm.allGather(Tensor.of(x, 0, 1024), Tensor.of(new float[1024 * comm.size()]));
+                    comm.allGather(Tensor.of(new float[1024]), Tensor.of(new float[1024 * comm.size()]));
+                } else if (mode.equals("kill-hierarchical")) {
+                    comm.allReduce(Tensor.of(new float[4 << 20]), ReduceOp.SUM,
+                            CollectiveOptions.DEFAULT.withAlgorithm(io.jccl.Algorithm.HIERARCHICAL));
                 } else {
-                    comm.allReduce(Tensor.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT);
+                    comm.allReduce(Tensor.of(new float[1 << 16]), ReduceOp.SUM, CollectiveOptions.DEFAULT);
                 }
             }
             System.out.println("RESULT ok");

@@ -1,6 +1,8 @@
 package io.jccl.it;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.Timeout;
 
@@ -60,12 +62,14 @@ class MultiHostTest {
 
     /**
      * A rank on host 1 killed with SIGKILL: every rank of every host names it, within 5 s (its neighbour on host 1
-     * over shared memory, the ranks of host 0 over TCP).
+     * over shared memory, the ranks of host 0 over TCP); also in the middle of pipelined hierarchical allreduces,
+     * whose inter-host phase runs on a second thread of each rank.
      */
-    @Test
-    void shouldNameARankKilledOnAnotherHostEverywhere() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"kill", "kill-hierarchical"})
+    void shouldNameARankKilledOnAnotherHostEverywhere(String mode) throws Exception {
         try (TestBed bed = TestBed.up(2);
-             ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("kill", "2", "300000"),
+             ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of(mode, "2", "300000"),
                      bed.env(2, Map.of()))) {
             assertEquals(137, job.await(2, 120), job.dump());
             long killedAt = Long.parseLong(job.line(2, "KILL", 1).substring(5));
@@ -75,7 +79,7 @@ class MultiHostTest {
                 assertNotNull(result, job.dump());
                 assertTrue(result.startsWith("RESULT PeerAbortedException origin=2 "), result + "\n" + job.dump());
                 long detectMs = Long.parseLong(job.line(r, "DETECTED", 1).substring(9)) - killedAt;
-                System.out.println("kill -9 across hosts: rank " + r + " (host " + r / 2 + ") named rank 2 after "
+                System.out.println("kill -9 across hosts (" + mode + "): rank " + r + " (host " + r / 2 + ") named rank 2 after "
                         + detectMs + " ms");
                 assertTrue(detectMs < 5000, "rank " + r + " took " + detectMs + " ms\n" + job.dump());
             }
