@@ -44,8 +44,9 @@ public enum Algorithm {
     /**
      * Across hosts: a phase within each host (shared memory), one between hosts in which every local rank carries
      * its share at once (TCP), then one within each host again (allreduce); a tree whose first levels go from host
-     * to host, one rank of each (broadcast); between hosts first, then within (allgather), the reverse (reduce_scatter). Needs a transport that knows which ranks share a host
-     * ({@code shm+tcp}).
+     * to host, one rank of each (broadcast); between hosts first, then within (allgather), the reverse
+     * (reduce_scatter); through one rank of each host (small allreduces, barrier). Needs a transport that knows
+     * which ranks share a host ({@code shm+tcp}).
      */
     HIERARCHICAL(10);
 
@@ -111,7 +112,7 @@ public enum Algorithm {
             case ALL_TO_ALL:
                 return EnumSet.of(PAIRWISE);
             case BARRIER:
-                return EnumSet.of(DISSEMINATION, SHARED_MEMORY);
+                return EnumSet.of(DISSEMINATION, SHARED_MEMORY, HIERARCHICAL);
             default:
                 throw new AssertionError(op);
         }

@@ -43,7 +43,8 @@ public final class AlgorithmRegistry {
             new DirectScatter(),
             new PairwiseAllToAll(),
             new SignatureCheck(),
-            new SharedMemoryBarrier()));
+            new SharedMemoryBarrier(),
+            new HierarchicalBarrier()));
 
     private final List<CollectiveAlgorithm> all;
     private final Map<OpType, Map<Algorithm, CollectiveAlgorithm>> byOperation = new EnumMap<>(OpType.class);

@@ -56,11 +56,14 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
      * puts the hosts in the low bits of v, so the tree's first levels cross hosts once each).
      */
     static void broadcast(CollectiveCall call, Buf data, int[] order) {
-        int p = call.size();
-        if (p == 1) {
-            return;
+        if (call.size() > 1) {
+            tree(call, data, order, SignatureCheck.agree(call, 0));
         }
-        int step = SignatureCheck.agree(call, 0);
+    }
+
+    /** The tree of {@link #broadcast(CollectiveCall, Buf, int[])} alone, its steps numbered from {@code step}. */
+    static void tree(CollectiveCall call, Buf data, int[] order, int step) {
+        int p = call.size();
         int v = 0;
         while (order[v] != call.rank()) {
             v++;

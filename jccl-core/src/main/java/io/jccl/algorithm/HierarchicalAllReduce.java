@@ -19,12 +19,24 @@ import io.jccl.step.CollectiveCall;
  * run for the same layout and size, and within the rigorous bound of any other order (not gloo's bits: gloo sums
  * in ring order over all P ranks).
  *
+ * <p>Up to {@link #LEADERS_MAX_BYTES}, where steps cost more than bytes, in three steps instead (the <em>leaders</em>
+ * regime, {@code HostLeaders}): the ranks of each host send their buffers to the host's first rank, its leader, which
+ * sums them in rank order; the H leaders exchange these host sums, each sending its own to every other, and each
+ * sums the H in host order; every leader sends the total to its host's ranks. One step over the network instead of
+ * 2(H-1), T(H-1) bytes over each host's link (T at 2 hosts, as the rings), and the same bits on every rank.
+ *
  * <p>Pipelined from 2 {@link HostPipeline#CHUNK_BYTES} up: the data goes in chunks (at most
  * {@link HostPipeline#MAX_CHUNKS}), and the inter-host phase of one chunk runs on a second thread while the call's
  * thread runs the intra-host phases of its neighbours, so the link is not idle while the ranks of a host reduce or
  * gather (see {@link #pipelined}).
  */
 public final class HierarchicalAllReduce implements CollectiveAlgorithm {
+    /**
+     * The largest buffer reduced through the hosts' leaders ({@code HostLeaders}); larger ones go through the rings.
+     * Measured on the 2 x 2 bed at 1 Gbit/s (docs/performance.md, "Small messages across hosts").
+     */
+    public static final long LEADERS_MAX_BYTES = 64 * 1024;
+
     @Override
     public OpType operation() {
         return OpType.ALL_REDUCE;
@@ -72,14 +84,21 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
         int l = Math.max(1, topology.ranksPerHost());
         int h = topology.hosts();
         double t = bytes;
-        return topology.intraHost(messages).micros(2 * (l - 1), 2 * t * (l - 1) / l)
-                + messages.micros(2 * (h - 1), 2 * t * (h - 1) / h);
+        LinkCost within = topology.intraHost(messages);
+        if (bytes <= LEADERS_MAX_BYTES) { // HostLeaders
+            return HostLeaders.predictMicros(t, l, h, within, messages);
+        }
+        return within.micros(2 * (l - 1), 2 * t * (l - 1) / l) + messages.micros(2 * (h - 1), 2 * t * (h - 1) / h);
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
         HostLayout at = HostLayout.of(call);
         // unsupportedHere guarantees several hosts of L >= 2 ranks each
-        pipelined(call, at, data, op, HostPipeline.chunks(data.byteSize(), data.count()));
+        if (data.byteSize() <= LEADERS_MAX_BYTES) {
+            HostLeaders.allReduce(call, at, data, op, 0);
+        } else {
+            pipelined(call, at, data, op, HostPipeline.chunks(data.byteSize(), data.count()));
+        }
     }
 
     /**

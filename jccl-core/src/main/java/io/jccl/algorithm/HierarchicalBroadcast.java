@@ -10,6 +10,8 @@ import io.jccl.step.CollectiveCall;
  * the root's), so the tree's first ceil(log2 H) levels go from host to host, one rank of each, and the rest stay
  * within hosts (over shared memory). A flat tree over consecutive ranks sends the buffer over the root host's link
  * once per child on another host (twice at 2 x 2); this sends it once per level across hosts (once at 2 hosts).
+ * The call is checked first as the hierarchical barrier checks it ({@code HostLeaders}: three steps, one of them
+ * across hosts) rather than by the flat tree's ring and dissemination rounds (1 + ceil(log2 P) steps across hosts).
  */
 public final class HierarchicalBroadcast implements CollectiveAlgorithm {
     @Override
@@ -46,12 +48,12 @@ public final class HierarchicalBroadcast implements CollectiveAlgorithm {
                 order[k * hosts + h] = on[(rootLocal + k) % l];
             }
         }
-        BinomialTreeBroadcast.broadcast(call, operands.data(), order);
+        BinomialTreeBroadcast.tree(call, operands.data(), order, HostLeaders.agree(call, 0));
     }
 
     /**
-     * The signature check, then ceil(log2 H) levels across hosts, each carrying T over a host's link, and
-     * ceil(log2 L) levels within hosts at the intra-host cost.
+     * The signature check (not counted, as for the flat tree), then ceil(log2 H) levels across hosts, each carrying
+     * T over a host's link, and ceil(log2 L) levels within hosts at the intra-host cost.
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {

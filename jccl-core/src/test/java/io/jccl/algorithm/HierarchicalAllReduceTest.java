@@ -109,7 +109,9 @@ class HierarchicalAllReduceTest {
     @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,0,0,1,1,1,1"})
     void sumsExactlyAndGivesEveryRankTheSameBitsRunAfterRun(String layout) throws Exception {
         int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
-        for (int n : new int[] {1, 3, 1000, 300_001}) {
+        // 8,193: floats through the hosts' leaders, doubles (above LEADERS_MAX_BYTES) through the rings
+        assertEquals(8192 * 8, HierarchicalAllReduce.LEADERS_MAX_BYTES);
+        for (int n : new int[] {1, 3, 1000, 8193, 300_001}) {
             checkSums(hostOf, n);
         }
     }
@@ -375,6 +377,71 @@ class HierarchicalAllReduceTest {
             } else {
                 assertTrue(e.getMessage().contains("rank 3"), e.getMessage());
             }
+        }
+    }
+
+    /**
+     * The hierarchical barrier: no rank leaves before the last has entered (one enters 300 ms late), on layouts
+     * with the late rank a leader and not.
+     */
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,0,1,1", "0,1,0,1", "0,0,0,1,1,1"})
+    void barrierLetsNoRankLeaveBeforeTheLastHasEntered(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        for (int late = 0; late < 2; late++) { // rank 0 leads its host; rank 1 leads in "0,1,0,1" only
+            int lateRank = late;
+            long[] entered = new long[hostOf.length];
+            List<Long> left = run(hostOf, c -> {
+                if (c.rank() == lateRank) {
+                    sleep(300);
+                }
+                entered[c.rank()] = System.nanoTime();
+                c.barrier(HIER);
+                return System.nanoTime();
+            });
+            for (int r = 0; r < hostOf.length; r++) {
+                assertTrue(left.get(r) >= entered[lateRank], "rank " + r + " left before rank " + lateRank
+                        + " entered");
+            }
+        }
+    }
+
+    /**
+     * A rank that believes another is the root of a hierarchical broadcast (or that calls a barrier instead) makes
+     * every rank fail, on every layout, whichever rank it is: the check before the tree compares every signature.
+     */
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,0,1,1", "0,1,0,1"})
+    void aBroadcastWithAnotherRootOrABarrierFailsEveryRank(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        for (int odd = 0; odd < hostOf.length; odd++) {
+            for (boolean barrier : new boolean[] {false, true}) {
+                int oddRank = odd;
+                List<String> outcomes = run(hostOf, c -> {
+                    try {
+                        if (c.rank() == oddRank && barrier) {
+                            c.barrier(HIER);
+                        } else {
+                            c.broadcast(Tensor.of(new float[3]), c.rank() == oddRank ? 1 : 0, HIER);
+                        }
+                        return "returned";
+                    } catch (io.jccl.JcclException e) {
+                        return e.getMessage();
+                    }
+                });
+                for (int r = 0; r < hostOf.length; r++) {
+                    assertNotEquals("returned", outcomes.get(r), "rank " + r + " with rank " + oddRank
+                            + (barrier ? " in a barrier" : " taking root 1"));
+                }
+            }
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
         }
     }
 
