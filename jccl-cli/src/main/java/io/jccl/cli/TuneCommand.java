@@ -36,9 +36,10 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--ranks", defaultValue = "4", description = "World size to measure with (default: ${DEFAULT-VALUE}).")
     int ranks;
 
-    @Option(names = "--hosts", defaultValue = "1", description = "Measure the link between hosts instead: one rank on "
-            + "each of this many simulated hosts of the test bed (needs root), over TCP; writes the tcp parameters, "
-            + "which AUTO uses for the links between hosts (default: ${DEFAULT-VALUE}, no bed).")
+    @Option(names = "--hosts", defaultValue = "1", description = "Measure the links of a multi-host job instead: "
+            + "between hosts with one rank on each of this many simulated hosts of the test bed (needs root), over "
+            + "TCP, and within a host with two shm ranks on this machine; writes the tcp and shm message parameters, "
+            + "which AUTO uses for the links between and within hosts (default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--link", paramLabel = "RATE", description = "With --hosts: limit each host's link to RATE (tc "
@@ -83,48 +84,16 @@ public final class TuneCommand implements Callable<Integer> {
 
     private int tune(io.jccl.launch.Bed bed) throws Exception {
         PrintStream out = System.out;
-        // the cost model's name of the transport, as communicators report it: local for threads
-        String name = transport.equals("threads") ? "local" : transport;
-        long big = large;
-        long small = 4;
-        BenchCommand bench = new BenchCommand();
-        bench.ranks = ranks;
-        bench.transport = transport;
-        bench.scale = scale;
-        bench.bed = bed;
-        int p = ranks;
         io.jccl.JcclSettings settings = io.jccl.JcclSettings.fromEnvironment();
         Path file = output != null ? output.toPath() : settings.tuneFile();
         CostModel model = CostModel.load(file);
-
-        int steps = transport.equals("tcp") ? 1 : 2;
-        progress.update(0, steps, "ring allreduce");
-        List<Bench.Row> ring = bench.measure(OpType.ALL_REDUCE, Algorithm.RING, new long[] {small, big},
-                b -> progress.update(0, steps, "ring allreduce, " + b + " bytes measured"));
-        progress.step(1, steps, "ring allreduce measured");
-        progress.clear();
-        double alpha = ring.get(0).medianUs / (2.0 * (p - 1));
-        double beta = Math.max(1e-7, (ring.get(1).medianUs - 2.0 * (p - 1) * alpha)
-                / (2.0 * ring.get(1).bytes * (p - 1) / p));
-        model = model.with(name, "link", alpha, beta);
-        out.printf(Locale.ROOT, "%s messages: ring allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f us, beta %.6f us/B "
-                + "(%.2f GB/s)%n", transport, ring.get(0).bytes, ring.get(0).medianUs, ring.get(1).bytes,
-                ring.get(1).medianUs, alpha, beta, 1e-3 / beta);
-        if (!transport.equals("tcp")) {
-            progress.update(1, steps, "shared-memory allreduce");
-            List<Bench.Row> shared = bench.measure(OpType.ALL_REDUCE, Algorithm.SHARED_MEMORY,
-                    new long[] {small, big}, b -> progress.update(1, steps, "shared-memory allreduce, " + b
-                            + " bytes measured"));
-            progress.step(2, steps, "shared-memory allreduce measured");
-            progress.clear();
-            double a = shared.get(0).medianUs;
-            int arenaBytes = name.equals("shm") ? settings.shmArenaBytes() : settings.localArenaBytes();
-            double syncs = 2 * Math.ceil((double) shared.get(1).bytes / arenaBytes);
-            double b = Math.max(1e-7, (shared.get(1).medianUs - syncs * a) / (3.0 * shared.get(1).bytes));
-            model = model.with(name, "arena", a, b);
-            out.printf(Locale.ROOT, "%s shared arena: allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f us, beta %.6f "
-                    + "us/B (%.2f GB/s)%n", transport, shared.get(0).bytes, shared.get(0).medianUs, shared.get(1).bytes,
-                    shared.get(1).medianUs, a, b, 1e-3 / b);
+        // across hosts: the tcp link on the bed, then the messages within a host (two shm ranks on this machine;
+        // the hierarchical algorithms' phases within a host use messages, not the arena)
+        boolean arena = bed == null && !transport.equals("tcp");
+        int steps = bed != null || arena ? 2 : 1;
+        model = measure(model, transport, ranks, bed, arena, 0, steps, out, settings);
+        if (bed != null) {
+            model = measure(model, "shm", 2, null, false, 1, steps, out, settings);
         }
         model.store(file, bed != null ? "jccl tune --hosts " + hosts + (link != null ? " --link " + link : "")
                 : "jccl tune --transport " + transport + " --ranks " + ranks);
@@ -138,10 +107,59 @@ public final class TuneCommand implements Callable<Integer> {
                     false, false, 0, hostOf, null)), hostOf.length, hosts + " hosts x 2 ranks (shm+tcp)");
             return 0;
         }
-        int arena = transport.equals("tcp") ? 0 : name.equals("shm") ? settings.shmArenaBytes()
+        String name = transport.equals("threads") ? "local" : transport;
+        int arenaBytes = transport.equals("tcp") ? 0 : name.equals("shm") ? settings.shmArenaBytes()
                 : settings.localArenaBytes();
-        printChoices(out, new AlgorithmSelector(model, name, arena, p), p, transport);
+        printChoices(out, new AlgorithmSelector(model, name, arenaBytes, ranks), ranks, transport);
         return 0;
+    }
+
+    /**
+     * {@code model} with the message parameters of {@code transport} on {@code p} ranks (on {@code bed}, or this
+     * machine when null) from the ring allreduce at 4 bytes and {@link #large}, and when {@code arena} the shared
+     * arena's from the shared-memory allreduce; progress steps from {@code first} of {@code steps}.
+     */
+    private CostModel measure(CostModel model, String transport, int p, io.jccl.launch.Bed bed, boolean arena,
+                              int first, int steps, PrintStream out, io.jccl.JcclSettings settings) throws Exception {
+        // the cost model's name of the transport, as communicators report it: local for threads
+        String name = transport.equals("threads") ? "local" : transport;
+        long big = large;
+        long small = 4;
+        BenchCommand bench = new BenchCommand();
+        bench.ranks = p;
+        bench.transport = transport;
+        bench.scale = scale;
+        bench.bed = bed;
+        String where = bed != null ? "between hosts, " : hosts > 1 ? "within a host, " : "";
+        progress.update(first, steps, where + "ring allreduce");
+        List<Bench.Row> ring = bench.measure(OpType.ALL_REDUCE, Algorithm.RING, new long[] {small, big},
+                b -> progress.update(first, steps, where + "ring allreduce, " + b + " bytes measured"));
+        progress.step(first + 1, steps, where + "ring allreduce measured");
+        progress.clear();
+        double alpha = ring.get(0).medianUs / (2.0 * (p - 1));
+        double beta = Math.max(1e-7, (ring.get(1).medianUs - 2.0 * (p - 1) * alpha)
+                / (2.0 * ring.get(1).bytes * (p - 1) / p));
+        model = model.with(name, "link", alpha, beta);
+        out.printf(Locale.ROOT, "%s%s messages (%d ranks): ring allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f "
+                + "us, beta %.6f us/B (%.2f GB/s)%n", where, transport, p, ring.get(0).bytes, ring.get(0).medianUs,
+                ring.get(1).bytes, ring.get(1).medianUs, alpha, beta, 1e-3 / beta);
+        if (arena) {
+            progress.update(first + 1, steps, "shared-memory allreduce");
+            List<Bench.Row> shared = bench.measure(OpType.ALL_REDUCE, Algorithm.SHARED_MEMORY,
+                    new long[] {small, big}, b -> progress.update(first + 1, steps,
+                            "shared-memory allreduce, " + b + " bytes measured"));
+            progress.step(first + 2, steps, "shared-memory allreduce measured");
+            progress.clear();
+            double a = shared.get(0).medianUs;
+            int arenaBytes = name.equals("shm") ? settings.shmArenaBytes() : settings.localArenaBytes();
+            double syncs = 2 * Math.ceil((double) shared.get(1).bytes / arenaBytes);
+            double b = Math.max(1e-7, (shared.get(1).medianUs - syncs * a) / (3.0 * shared.get(1).bytes));
+            model = model.with(name, "arena", a, b);
+            out.printf(Locale.ROOT, "%s shared arena: allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f us, beta %.6f "
+                    + "us/B (%.2f GB/s)%n", transport, shared.get(0).bytes, shared.get(0).medianUs, shared.get(1).bytes,
+                    shared.get(1).medianUs, a, b, 1e-3 / b);
+        }
+        return model;
     }
 
     private static void printChoices(PrintStream out, AlgorithmSelector selector, int p, String where) {

@@ -130,6 +130,6 @@ class ProgressTest {
                 .map(l -> l.replaceAll(" \\(\\d+ s\\)$", "")).collect(Collectors.toList());
         assertEquals(List.of("jccl tune: 1/2 ring allreduce measured", "jccl tune: 2/2 shared-memory allreduce measured"),
                 steps, r.both());
-        assertTrue(r.out.startsWith("threads messages: ring allreduce"), r.both());
+        assertTrue(r.out.startsWith("threads messages (2 ranks): ring allreduce"), r.both());
     }
 }

@@ -148,4 +148,27 @@ class MultiHostTest {
         assertTrue(out.contains("2 simulated hosts (2 per host, links 1gbit"), out);
         assertTrue(out.contains("HIERARCHICAL"), out);
     }
+
+    /**
+     * {@code jccl tune --hosts} measures both links AUTO prices across hosts: TCP between the bed's hosts and shared
+     * memory within a host (it used to measure only the first, and price the second at the built-in figure).
+     */
+    @Test
+    void shouldTuneTheLinksBetweenAndWithinHosts(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("tune.properties");
+        String out = cli("tune", "--hosts", "2", "--large", "256K", "--scale", "0.02", "--output", file.toString());
+        System.out.println(out);
+        assertTrue(out.contains("between hosts, tcp messages (2 ranks)"), out);
+        assertTrue(out.contains("within a host, shm messages (2 ranks)"), out);
+        assertTrue(out.contains("AUTO on 4 ranks over 2 hosts x 2 ranks (shm+tcp) now picks:"), out);
+        java.util.Properties p = new java.util.Properties();
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            p.load(in);
+        }
+        io.jccl.pipeline.CostModel defaults = io.jccl.pipeline.CostModel.defaults();
+        for (String link : new String[] {"tcp", "shm"}) {
+            double alpha = Double.parseDouble(p.getProperty(link + ".link.alpha_us"));
+            assertTrue(alpha > 0 && alpha != defaults.link(link)[0], link + " not measured: " + p);
+        }
+    }
 }
