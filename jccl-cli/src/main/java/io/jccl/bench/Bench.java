@@ -170,18 +170,34 @@ public final class Bench {
         // to 64 KiB and a middling one, each with the row's own element count: a size first met in its row makes
         // the JIT recompile the path during it (a 4-byte allreduce, one element, came out at 2.7-3.8 us after a
         // warm-up on two elements and 1 KiB, and at 0.9-1.5 us after one on its own size), and with the calls that
-        // end every row (doubles and longs), which would do the same between rows (docs/performance.md)
+        // end every row (doubles and longs), which would do the same between rows (docs/performance.md); and, for
+        // the rows above 64 KiB, on 128 KiB with the algorithm each of them runs, whose code there may be other than
+        // at 64 KiB and below (on the 2 x 2 bed AUTO's 1 MiB allreduce, the ring, took 7.3-13 ms after a warm-up
+        // that ran only the small sizes' hierarchical regime, against 1.9-2.8 ms for the ring warmed on its own code)
         List<float[]> warmUps = new ArrayList<>();
+        List<CollectiveOptions> warmOpts = new ArrayList<>();
         warmUps.add(new float[n * Math.max(1, 256 / n)]);
+        warmOpts.add(opts);
         for (long bytes : sizes) {
             if (bytes <= 64 << 10) {
                 warmUps.add(new float[rowCount(op, bytes, n)]);
+                warmOpts.add(opts);
             }
+        }
+        java.util.Set<Algorithm> larger = new java.util.LinkedHashSet<>();
+        for (long bytes : sizes) {
+            if (bytes > 64 << 10) {
+                larger.add(opts.algorithm() != Algorithm.AUTO ? opts.algorithm() : autoChoice(comm, op, bytes));
+            }
+        }
+        for (Algorithm a : larger) {
+            warmUps.add(new float[rowCount(op, 128 << 10, n)]);
+            warmOpts.add(CollectiveOptions.DEFAULT.withAlgorithm(a));
         }
         for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
             float[] w = warmUps.get(i % warmUps.size());
             comm.barrier();
-            runOnce(comm, op, opts, w, new float[w.length], w.length / n);
+            runOnce(comm, op, warmOpts.get(i % warmUps.size()), w, new float[w.length], w.length / n);
             if (i % 100 == 99) {
                 agree(comm, new double[iterations(4L * w.length, scale)[1]], new long[1]);
             }
@@ -253,9 +269,7 @@ public final class Bench {
             agree(comm, times, w);
             double median = median(times);
             String algoName = opts.algorithm() != Algorithm.AUTO ? opts.algorithm().name()
-                    : "AUTO:" + comm.algorithmFor(op, DataType.FLOAT32, op == OpType.ALL_REDUCE
-                            || op == OpType.BROADCAST || op == OpType.REDUCE || op == OpType.ALL_TO_ALL ? count
-                            : block).name();
+                    : "AUTO:" + autoChoice(comm, op, bytes).name();
             rows.add(new Row(op, algoName + (reg ? "+reg" : ""), 4L * count, count, n, median, w[0], cpuSeconds,
                     inPlaceMedian));
             if (sizeDone != null) {
@@ -263,6 +277,14 @@ public final class Bench {
             }
         }
         return rows;
+    }
+
+    /** What AUTO runs for a row of {@code bytes} (the signature's count: the block for allgather, reduce_scatter). */
+    private static Algorithm autoChoice(Communicator comm, OpType op, long bytes) {
+        int count = rowCount(op, bytes, comm.size());
+        boolean whole = op == OpType.ALL_REDUCE || op == OpType.BROADCAST || op == OpType.REDUCE
+                || op == OpType.ALL_TO_ALL;
+        return comm.algorithmFor(op, DataType.FLOAT32, whole ? count : count / comm.size());
     }
 
     /**
