@@ -6,6 +6,7 @@ import io.jccl.reference.InputGenerator;
 import io.jccl.reference.ReferenceModel;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Example;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -131,6 +132,37 @@ class CollectivesPropertyTest {
             comm.reduceScatter(tensor(in.get(comm.rank())), tensor(out), c.op);
             return Bufs.bitEqual(out, ReferenceModel.block(all, c.world, comm.rank()));
         }), c);
+    }
+
+    /**
+     * The ring reduce_scatter and reduce read their input once, reducing each received piece with it into a scratch
+     * buffer (a posted receive with a base, filled from the socket in pieces at offsets): over TCP, with blocks of
+     * several segments, out of place and in place (the output a block of the input), bit for bit gloo's order, and
+     * the input of every rank but the root unchanged.
+     */
+    @Example
+    void largeRingReduceScatterAndReduceOverTcpReadTheInputOnce() throws Exception {
+        for (DataType dtype : new DataType[] {DataType.FLOAT32, DataType.FLOAT64}) {
+            Case c = new Case(3, 400_003, dtype, ReduceOp.SUM, 1, 7);
+            c.kind = TransportKind.TCP;
+            int n = c.block * c.world;
+            List<Buf> in = inputs(c, n);
+            Buf all = ReferenceModel.allReduce(in, c.op);
+            assertAll(RankHarness.run(c.kind, c.world, Duration.ofSeconds(60), Algorithm.RING, comm -> {
+                int r = comm.rank();
+                Buf out = Buf.allocate(dtype, c.block);
+                Buf input = in.get(r).copyOf(0, n);
+                comm.reduceScatter(tensor(input), tensor(out), c.op);
+                boolean ok = Bufs.bitEqual(out, ReferenceModel.block(all, c.world, r))
+                        && Bufs.bitEqual(input, in.get(r));
+                Buf inPlace = in.get(r).copyOf(0, n);
+                comm.reduceScatter(tensor(inPlace), tensor(inPlace.slice(r * c.block, c.block)), c.op);
+                ok &= Bufs.bitEqual(inPlace.slice(r * c.block, c.block), ReferenceModel.block(all, c.world, r));
+                Buf mine = in.get(r).copyOf(0, n);
+                comm.reduce(tensor(mine), c.root, c.op);
+                return ok && Bufs.bitEqual(mine, r == c.root ? all : in.get(r));
+            }), c);
+        }
     }
 
     @Property(tries = 40)

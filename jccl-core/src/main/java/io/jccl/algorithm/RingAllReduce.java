@@ -63,13 +63,28 @@ public final class RingAllReduce implements CollectiveAlgorithm {
 
     /** Steps 0..P-2: afterwards this rank holds chunk {@code rank} of {@code data} fully reduced. */
     static void reduceScatterPhase(CollectiveCall call, Buf data, ReduceOp op, int[] bounds) {
+        reduceScatterPhase(call, data, data, op, bounds);
+    }
+
+    /**
+     * As {@link #reduceScatterPhase(CollectiveCall, Buf, ReduceOp, int[])} out of place: {@code input} is only read,
+     * and {@code data} (as many elements) ends holding the reduced chunk r; its other chunks hold partial sums,
+     * except chunk r+1, which is sent straight from {@code input} and never written. Each received segment is
+     * reduced with the input's into {@code data} ({@link CollectiveCall#postRecv(int, Buf, ReduceOp, Buf)}), so
+     * the input is read once, with the same operations and bits as a copy of it reduced in place.
+     */
+    static void reduceScatterPhase(CollectiveCall call, Buf input, Buf data, ReduceOp op, int[] bounds) {
         int p = call.size();
         int r = call.rank();
         int to = (r - 1 + p) % p;
         int from = (r + 1) % p;
+        boolean inPlace = input == data;
         for (int s = 0; s < p - 1; s++) {
             call.step(s, "reduce-scatter");
-            exchange(call, to, chunk(data, bounds, (r + 1 + s) % p), from, chunk(data, bounds, (r + 2 + s) % p), op);
+            int out = (r + 1 + s) % p;
+            int in = (r + 2 + s) % p;
+            exchange(call, to, chunk(s == 0 ? input : data, bounds, out), from, chunk(data, bounds, in), op,
+                    inPlace ? null : chunk(input, bounds, in));
         }
     }
 
@@ -92,12 +107,17 @@ public final class RingAllReduce implements CollectiveAlgorithm {
      * segment j+1 is sent before segment j is waited for. An empty chunk is one empty message.
      */
     static void exchange(CollectiveCall call, int to, Buf out, int from, Buf in, ReduceOp op) {
+        exchange(call, to, out, from, in, op, null);
+    }
+
+    /** As above, {@code in} becoming {@code base op payload} when {@code base} (as many elements) is given. */
+    static void exchange(CollectiveCall call, int to, Buf out, int from, Buf in, ReduceOp op, Buf base) {
         int seg = Math.max(1, SEGMENT_BYTES / out.dtype().sizeBytes());
         int outSegments = segments(out.count(), seg);
         int inSegments = segments(in.count(), seg);
         CollectiveCall.Receive[] posted = new CollectiveCall.Receive[inSegments];
         for (int j = 0; j < inSegments; j++) {
-            posted[j] = call.postRecv(from, segment(in, j, seg), op);
+            posted[j] = call.postRecv(from, segment(in, j, seg), op, base == null ? null : segment(base, j, seg));
         }
         call.send(to, segment(out, 0, seg));
         for (int j = 0; j < Math.max(outSegments, inSegments); j++) {

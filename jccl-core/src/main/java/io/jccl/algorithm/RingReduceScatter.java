@@ -52,9 +52,11 @@ public final class RingReduceScatter implements CollectiveAlgorithm {
             input.copyTo(output, 0);
             return;
         }
-        Buf work = call.scratchCopy(input);
+        // the ring reads the input once, reducing each received piece with it into the scratch buffer (no copy of
+        // the whole input first: 64 MiB per call at 64 MiB)
+        Buf work = call.scratch(input.dtype(), input.count());
         int[] bounds = GlooChunking.bounds(work.count(), work.dtype().sizeBytes(), p);
-        RingAllReduce.reduceScatterPhase(call, work, op, bounds);
+        RingAllReduce.reduceScatterPhase(call, input, work, op, bounds);
         // pass 2: redistribute gloo chunk r over the output blocks
         copyOverlap(work, bounds[r], bounds[r + 1], r, block, output);
         for (int s = 1; s < p; s++) {

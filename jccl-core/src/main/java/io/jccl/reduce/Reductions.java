@@ -80,6 +80,49 @@ public final class Reductions {
         }
     }
 
+    /**
+     * {@code acc[a..a+n) = op(base[c..c+n), in)} for the next {@code n} elements of {@code in} at its position (in
+     * its byte order; it is advanced past them); {@code base} null means {@code acc}'s own values ({@code c} is then
+     * ignored). Where {@code base} is {@code acc}'s own array the ranges must not overlap unless {@code c == a}.
+     * What a receive posted with an operator does with the bytes it takes from a socket buffer: through the two
+     * blocks of {@link #staged}, the payload read straight into one and the accumulator's (or the base's) elements
+     * copied into the other, one vectorised loop and one copy back per block, three copies of each element in all
+     * where reading the payload into an array and reducing that (staged) took five. {@code scratch} (an array of the
+     * type with room for {@code n}) serves FLOAT16 and BFLOAT16, which are not staged.
+     */
+    public static void reduceFrom(DataType dt, ReduceOp op, Object acc, int a, Object base, int c,
+                                  java.nio.ByteBuffer in, int n, Object scratch) {
+        if (n == 0) {
+            return;
+        }
+        if (dt == DataType.FLOAT16 || dt == DataType.BFLOAT16) {
+            new Buf(dt, scratch, 0, n).readFrom(in);
+            if (base != null) {
+                System.arraycopy(base, c, acc, a, n);
+            }
+            kernel(dt, op, acc, a, scratch, 0, n);
+            return;
+        }
+        Object[] blocks = SCRATCH.get();
+        int k = 2 * dt.ordinal();
+        if (blocks[k] == null) {
+            blocks[k] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
+            blocks[k + 1] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
+        }
+        Object x = blocks[k];
+        Object y = blocks[k + 1];
+        int block = BLOCK_BYTES / dt.sizeBytes();
+        Object from = base != null ? base : acc;
+        int at = base != null ? c : a;
+        for (int done = 0; done < n; done += block) {
+            int m = Math.min(block, n - done);
+            new Buf(dt, y, 0, m).readFrom(in);
+            System.arraycopy(from, at + done, x, 0, m);
+            kernel(dt, op, x, 0, y, 0, m);
+            System.arraycopy(x, 0, acc, a + done, m);
+        }
+    }
+
     private static void kernel(DataType dt, ReduceOp op, Object acc, int a, Object in, int b, int n) {
         switch (dt) {
             case FLOAT32: f32(op, (float[]) acc, a, (float[]) in, b, n); break;

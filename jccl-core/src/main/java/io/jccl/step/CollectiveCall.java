@@ -345,7 +345,16 @@ public final class CollectiveCall {
      * destination as it arrives. Receives from one peer complete in the order posted.
      */
     public Receive postRecv(int peer, Buf dst, ReduceOp op) {
-        Receive r = new Receive(peer, step, phase, dst, op);
+        return postRecv(peer, dst, op, null);
+    }
+
+    /**
+     * As {@link #postRecv(int, Buf, ReduceOp)}, {@code dst} becoming {@code base op payload} when {@code base} is
+     * given (then {@code op} must be too): an out-of-place reduction that reads {@code base} once, just before each
+     * piece is reduced, instead of a copy of it into {@code dst} beforehand.
+     */
+    public Receive postRecv(int peer, Buf dst, ReduceOp op, Buf base) {
+        Receive r = new Receive(peer, step, phase, dst, op, base);
         if (tally.outstanding == null) {
             tally.outstanding = new java.util.ArrayList<>(2);
         }
@@ -371,6 +380,9 @@ public final class CollectiveCall {
                 if (r.op() == null) {
                     System.arraycopy(f.payload(), 0, dst.array(), dst.offset(), dst.count());
                 } else {
+                    if (r.base() != null) {
+                        r.base().copyTo(dst, 0);
+                    }
                     Reductions.reduce(dst.dtype(), r.op(), dst.array(), dst.offset(), f.payload(), 0, dst.count());
                 }
             }
@@ -403,8 +415,8 @@ public final class CollectiveCall {
         private final int expectedStep;
         private final String expectedPhase;
 
-        Receive(int peer, int step, String phase, Buf dst, ReduceOp op) {
-            super(dst, op);
+        Receive(int peer, int step, String phase, Buf dst, ReduceOp op, Buf base) {
+            super(dst, op, base);
             this.peer = peer;
             this.expectedStep = step;
             this.expectedPhase = phase;

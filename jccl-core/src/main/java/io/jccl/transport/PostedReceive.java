@@ -29,6 +29,8 @@ public abstract class PostedReceive {
 
     private final Buf destination;
     private final ReduceOp op;
+    /** With {@link #op}: the destination becomes {@code base op payload} (base left as it is); null: the destination's own values. */
+    private final Buf base;
     /** Guarded by this. */
     private int state = WAITING;
     private volatile Frame result;
@@ -40,8 +42,28 @@ public abstract class PostedReceive {
      * @param op          reduce the payload into the destination with it, or null to copy
      */
     protected PostedReceive(Buf destination, ReduceOp op) {
+        this(destination, op, null);
+    }
+
+    /**
+     * @param destination where the payload goes: exactly {@code destination.count()} elements
+     * @param op          reduce the payload with it, or null to copy
+     * @param base        with {@code op}: the destination becomes {@code base op payload}, element by element, and
+     *                    {@code base} (as many elements, not overlapping the destination) is only read; null: the
+     *                    payload is reduced into the destination's own values
+     */
+    protected PostedReceive(Buf destination, ReduceOp op, Buf base) {
+        if (base != null && (op == null || base.count() != destination.count())) {
+            throw new IllegalArgumentException("a base needs an operator and as many elements as the destination");
+        }
         this.destination = destination;
         this.op = op;
+        this.base = base;
+    }
+
+    /** What the payload is reduced with into the destination ({@link #PostedReceive(Buf, ReduceOp, Buf)}), or null. */
+    public final Buf base() {
+        return base;
     }
 
     /** Whether a frame with header {@code h} (never an abort) is the one this receive waits for, as it expects it. */
@@ -109,8 +131,8 @@ public abstract class PostedReceive {
 
     /**
      * Writes elements {@code [at, at + n)} of the payload, read from {@code src} at its position (in its byte order),
-     * into the destination, copying or reducing; {@code scratch} is an array of the dtype with room for {@code n}
-     * elements, used to reduce. Returns false, writing nothing, once this receive is cancelled or aborted; the
+     * into the destination, copying or reducing ({@code Reductions.reduceFrom}); {@code scratch}, an array of the
+     * dtype with room for {@code n} elements, is needed only to reduce FLOAT16 and BFLOAT16. Returns false, writing nothing, once this receive is cancelled or aborted; the
      * reader then drains the rest of the frame. Always advances {@code src} by the elements' bytes.
      */
     public final synchronized boolean place(ByteBuffer src, int at, int n, Object scratch) {
@@ -122,8 +144,8 @@ public abstract class PostedReceive {
         if (op == null) {
             destination.slice(at, n).readFrom(src);
         } else {
-            new Buf(dt, scratch, 0, n).readFrom(src);
-            Reductions.reduce(dt, op, destination.array(), destination.offset() + at, scratch, 0, n);
+            Reductions.reduceFrom(dt, op, destination.array(), destination.offset() + at,
+                    base == null ? null : base.array(), base == null ? 0 : base.offset() + at, src, n, scratch);
         }
         return true;
     }

@@ -47,6 +47,50 @@ class ReductionsTest {
         assertTrue(cases > 300, "cases run: " + cases);
     }
 
+    /**
+     * {@link Reductions#reduceFrom}, what a posted receive does with a socket buffer's bytes: the element loop's
+     * result for every type and operator, with and without a base, in both byte orders, the buffer advanced past
+     * exactly the elements read.
+     */
+    @Test
+    void shouldReduceFromAByteBufferAsTheElementLoopDoes() {
+        Random random = new Random(11);
+        for (DataType dt : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (op.ordinal() >= ReduceOp.BAND.ordinal() && dt.isFloatingPoint()) {
+                    continue;
+                }
+                for (int n : new int[] {1, 100, 2049, 10_000}) {
+                    for (boolean withBase : new boolean[] {false, true}) {
+                        java.nio.ByteOrder order = random.nextBoolean() ? java.nio.ByteOrder.BIG_ENDIAN
+                                : java.nio.ByteOrder.LITTLE_ENDIAN;
+                        int a = random.nextInt(50);
+                        int c = random.nextInt(50);
+                        Object acc = fill(dt, a + n + 7, random);
+                        Object base = fill(dt, c + n + 7, random);
+                        Object in = fill(dt, n, random);
+                        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocateDirect(3 + n * dt.sizeBytes() + 5)
+                                .order(order);
+                        bytes.position(3);
+                        new io.jccl.buffer.Buf(dt, in, 0, n).writeTo(bytes);
+                        bytes.position(3);
+                        Object expected = copy(acc);
+                        if (withBase) {
+                            System.arraycopy(base, c, expected, a, n);
+                        }
+                        for (int i = 0; i < n; i++) {
+                            Reductions.reduce(dt, op, expected, a + i, in, i, 1);
+                        }
+                        Reductions.reduceFrom(dt, op, acc, a, withBase ? base : null, c, bytes, n, dt.newArray(n));
+                        String what = dt + " " + op + " n=" + n + " base " + withBase + " " + order;
+                        assertSame(dt, expected, acc, what);
+                        assertEquals(3 + n * dt.sizeBytes(), bytes.position(), what);
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void shouldKeepTheElementLoopsMeaningWhenOneArrayOverlapsItself() {
         Random random = new Random(7);

@@ -195,7 +195,8 @@ final class TcpConnection {
     private void readInto(PostedReceive posted, FrameHeader h, DataType dt, ByteBuffer in) throws IOException {
         int n = h.payloadCount();
         int perChunk = CHUNK_BYTES / dt.sizeBytes();
-        Object scratch = posted.op() == null ? null : pool.take(dt, Math.min(n, perChunk));
+        boolean halves = dt == DataType.FLOAT16 || dt == DataType.BFLOAT16; // reduced through an array (place)
+        Object scratch = posted.op() == null || !halves ? null : pool.take(dt, Math.min(n, perChunk));
         try {
             for (int done = 0; done < n; ) {
                 int m = Math.min(perChunk, n - done);
