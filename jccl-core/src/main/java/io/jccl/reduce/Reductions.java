@@ -59,16 +59,12 @@ public final class Reductions {
      * between the two ranges, so the result is the element-by-element loop's even if they overlap.
      */
     private static void staged(DataType dt, ReduceOp op, Object acc, int a, Object in, int b, int n) {
-        Object[] scratch = SCRATCH.get();
         int block = BLOCK_BYTES / dt.sizeBytes();
         if (acc == in) {
             block = Math.min(block, Math.abs(a - b));
         }
-        int k = 2 * dt.ordinal();
-        if (scratch[k] == null) {
-            scratch[k] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
-            scratch[k + 1] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
-        }
+        Object[] scratch = SCRATCH.get();
+        int k = blocks(scratch, dt);
         Object x = scratch[k];
         Object y = scratch[k + 1];
         for (int done = 0; done < n; done += block) {
@@ -104,11 +100,7 @@ public final class Reductions {
             return;
         }
         Object[] blocks = SCRATCH.get();
-        int k = 2 * dt.ordinal();
-        if (blocks[k] == null) {
-            blocks[k] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
-            blocks[k + 1] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
-        }
+        int k = blocks(blocks, dt);
         Object x = blocks[k];
         Object y = blocks[k + 1];
         int block = BLOCK_BYTES / dt.sizeBytes();
@@ -121,6 +113,16 @@ public final class Reductions {
             kernel(dt, op, x, 0, y, 0, m);
             System.arraycopy(x, 0, acc, a + done, m);
         }
+    }
+
+    /** The index in this thread's {@link #SCRATCH} of {@code dt}'s two blocks (the second at +1), made on first use. */
+    private static int blocks(Object[] scratch, DataType dt) {
+        int k = 2 * dt.ordinal();
+        if (scratch[k] == null) {
+            scratch[k] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
+            scratch[k + 1] = dt.newArray(BLOCK_BYTES / dt.sizeBytes());
+        }
+        return k;
     }
 
     private static void kernel(DataType dt, ReduceOp op, Object acc, int a, Object in, int b, int n) {
