@@ -8,8 +8,8 @@ import io.jccl.step.CollectiveCall;
 /**
  * Binomial-tree broadcast. With ranks renumbered v = (r - root) mod P, rank v > 0 receives the whole buffer from
  * v - 2^floor(log2 v), then sends it to v + 2^k for every 2^k > v with v + 2^k < P, smallest first; in segments
- * of {@link RingAllReduce#SEGMENT_BYTES}, each forwarded as soon as it has arrived, so a large buffer crosses the
- * tree's levels in a pipeline.
+ * ({@link #segmentBytes}), each forwarded as soon as it has arrived, so a large buffer crosses the tree's levels in
+ * a pipeline.
  *
  * <p>Cost: {@link #predictMicros}; each non-root receives T bytes once. Preceded by {@link SignatureCheck}, since
  * a rank that wrongly believes it is the root would otherwise send and return.
@@ -61,6 +61,14 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
         }
     }
 
+    /**
+     * Bytes per segment for a buffer of {@code bytes}: a quarter of it, between 64 KiB and
+     * {@link RingAllReduce#SEGMENT_BYTES}, so that a buffer of a few segments still crosses the levels in a pipeline.
+     */
+    static int segmentBytes(long bytes) {
+        return (int) Math.max(64 << 10, Math.min(RingAllReduce.SEGMENT_BYTES, bytes / 4));
+    }
+
     /** The tree of {@link #broadcast(CollectiveCall, Buf, int[])} alone, its steps numbered from {@code step}. */
     static void tree(CollectiveCall call, Buf data, int[] order, int step) {
         int p = call.size();
@@ -68,7 +76,7 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
         while (order[v] != call.rank()) {
             v++;
         }
-        int seg = Math.max(1, RingAllReduce.SEGMENT_BYTES / data.dtype().sizeBytes());
+        int seg = Math.max(1, segmentBytes(data.byteSize()) / data.dtype().sizeBytes());
         int segments = Math.max(1, (data.count() + seg - 1) / seg);
         CollectiveCall.Receive[] fromParent = new CollectiveCall.Receive[segments];
         int firstChild = 1;
