@@ -8,7 +8,7 @@ import io.jccl.step.CollectiveCall;
 /**
  * Binomial-tree broadcast. With ranks renumbered v = (r - root) mod P, rank v > 0 receives the whole buffer from
  * v - 2^floor(log2 v), then sends it to v + 2^k for every 2^k > v with v + 2^k < P, smallest first; in segments
- * ({@link #segmentBytes}), each forwarded as soon as it has arrived, so a large buffer crosses the tree's levels in
+ * ({@code segmentBytes}), each forwarded as soon as it has arrived, so a large buffer crosses the tree's levels in
  * a pipeline.
  *
  * <p>Cost: {@link #predictMicros}; each non-root receives T bytes once. Preceded by {@link SignatureCheck}, since
