@@ -1,6 +1,5 @@
 package io.jccl.algorithm;
 
-import io.jccl.Algorithm;
 import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -14,20 +13,10 @@ import io.jccl.step.CollectiveCall;
  * of output up, pipelined ({@link HostPipeline}): piece j of every block crosses the hosts on a second thread while
  * the host passes on piece j - 1.
  */
-public final class HierarchicalAllGather implements CollectiveAlgorithm {
+public final class HierarchicalAllGather extends HierarchicalAlgorithm {
     @Override
     public OpType operation() {
         return OpType.ALL_GATHER;
-    }
-
-    @Override
-    public Algorithm algorithm() {
-        return Algorithm.HIERARCHICAL;
-    }
-
-    @Override
-    public String unsupported(Topology topology) {
-        return HierarchicalAllReduce.unsupportedHere(topology);
     }
 
     /** H-1 steps across hosts moving T(H-1)/H through each host's link, then L-1 steps within hosts. */

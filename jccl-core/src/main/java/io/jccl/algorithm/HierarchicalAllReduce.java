@@ -1,6 +1,5 @@
 package io.jccl.algorithm;
 
-import io.jccl.Algorithm;
 import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
@@ -30,7 +29,7 @@ import io.jccl.step.CollectiveCall;
  * thread runs the intra-host phases of its neighbours, so the link is not idle while the ranks of a host reduce or
  * gather (see {@link #pipelined}).
  */
-public final class HierarchicalAllReduce implements CollectiveAlgorithm {
+public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
     /**
      * The largest buffer reduced through the hosts' leaders ({@code HostLeaders}); larger ones go through the rings.
      * Measured on the 2 x 2 bed at 1 Gbit/s (docs/performance.md, "Small messages across hosts").
@@ -40,30 +39,6 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
     @Override
     public OpType operation() {
         return OpType.ALL_REDUCE;
-    }
-
-    @Override
-    public Algorithm algorithm() {
-        return Algorithm.HIERARCHICAL;
-    }
-
-    @Override
-    public String unsupported(Topology topology) {
-        return unsupportedHere(topology);
-    }
-
-    /** Why a hierarchical algorithm cannot run on {@code topology}, or null. */
-    static String unsupportedHere(Topology topology) {
-        if (!topology.multiHost()) {
-            return "algorithm HIERARCHICAL needs ranks on several hosts, several on some host, in a layout the "
-                    + "transport knows (the " + topology.transport() + " transport of " + topology.world()
-                    + " ranks on " + (topology.hostOf() == null ? "unknown hosts" : topology.hosts() + " host(s)")
-                    + ")";
-        }
-        if (topology.ranksPerHost() == 0) {
-            return "algorithm HIERARCHICAL needs as many ranks on every host";
-        }
-        return null;
     }
 
     @Override
@@ -93,7 +68,7 @@ public final class HierarchicalAllReduce implements CollectiveAlgorithm {
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
         HostLayout at = HostLayout.of(call);
-        // unsupportedHere guarantees several hosts of L >= 2 ranks each
+        // unsupported (HierarchicalAlgorithm) guarantees several hosts of L >= 2 ranks each
         if (data.byteSize() <= LEADERS_MAX_BYTES) {
             HostLeaders.allReduce(call, at, data, op, 0);
         } else {

@@ -1,6 +1,5 @@
 package io.jccl.algorithm;
 
-import io.jccl.Algorithm;
 import io.jccl.OpType;
 import io.jccl.step.CollectiveCall;
 
@@ -11,20 +10,10 @@ import io.jccl.step.CollectiveCall;
  * ({@link SignatureCheck}) takes 1 + ceil(log2 P), all of them across hosts when the ranks are numbered host by host.
  * Checks every rank's signature as that barrier does.
  */
-public final class HierarchicalBarrier implements CollectiveAlgorithm {
+public final class HierarchicalBarrier extends HierarchicalAlgorithm {
     @Override
     public OpType operation() {
         return OpType.BARRIER;
-    }
-
-    @Override
-    public Algorithm algorithm() {
-        return Algorithm.HIERARCHICAL;
-    }
-
-    @Override
-    public String unsupported(Topology topology) {
-        return HierarchicalAllReduce.unsupportedHere(topology);
     }
 
     @Override

@@ -1,6 +1,5 @@
 package io.jccl.algorithm;
 
-import io.jccl.Algorithm;
 import io.jccl.OpType;
 import io.jccl.step.CollectiveCall;
 
@@ -13,20 +12,15 @@ import io.jccl.step.CollectiveCall;
  * The call is checked first as the hierarchical barrier checks it ({@code HostLeaders}: three steps, one of them
  * across hosts) rather than by the flat tree's ring and dissemination rounds (1 + ceil(log2 P) steps across hosts).
  */
-public final class HierarchicalBroadcast implements CollectiveAlgorithm {
+public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
     @Override
     public OpType operation() {
         return OpType.BROADCAST;
     }
 
     @Override
-    public Algorithm algorithm() {
-        return Algorithm.HIERARCHICAL;
-    }
-
-    @Override
     public String unsupported(Topology topology) {
-        String why = HierarchicalAllReduce.unsupportedHere(topology);
+        String why = super.unsupported(topology);
         if (why == null && !LinkCost.isPow2(topology.hosts())) { // then the tree's first levels span the hosts
             return "algorithm HIERARCHICAL broadcast needs a power-of-two number of hosts, not " + topology.hosts();
         }

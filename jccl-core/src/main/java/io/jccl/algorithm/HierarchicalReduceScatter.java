@@ -1,6 +1,5 @@
 package io.jccl.algorithm;
 
-import io.jccl.Algorithm;
 import io.jccl.OpType;
 import io.jccl.buffer.Buf;
 import io.jccl.step.CollectiveCall;
@@ -15,20 +14,10 @@ import io.jccl.step.CollectiveCall;
  * {@link HostPipeline#CHUNK_BYTES} of input up, pipelined ({@link HostPipeline}): piece j of every block is reduced
  * across the hosts on a second thread while the host reduces piece j + 1.
  */
-public final class HierarchicalReduceScatter implements CollectiveAlgorithm {
+public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
     @Override
     public OpType operation() {
         return OpType.REDUCE_SCATTER;
-    }
-
-    @Override
-    public Algorithm algorithm() {
-        return Algorithm.HIERARCHICAL;
-    }
-
-    @Override
-    public String unsupported(Topology topology) {
-        return HierarchicalAllReduce.unsupportedHere(topology);
     }
 
     /** L-1 steps within hosts moving T(L-1)/L per rank, then H-1 steps moving T(H-1)/H through each host's link. */
