@@ -50,6 +50,14 @@ public class TwoRanksBenchmark {
     @Param({"allReduce", "broadcast", "barrier", "raw"})
     public String call;
 
+    /**
+     * The ranks' transport: {@code threads} (the in-process arena), or {@code shm}: two shared-memory transports,
+     * each with its own mapping of every segment, as two processes have (the same arena code; the process-wide
+     * parts, such as the flight recorder's record id, are shared here and are not between processes).
+     */
+    @Param({"threads", "shm"})
+    public String transport;
+
     private final java.util.concurrent.atomic.AtomicLongArray raw = new java.util.concurrent.atomic.AtomicLongArray(32);
     private final long[] rawCount = new long[2];
 
@@ -61,7 +69,7 @@ public class TwoRanksBenchmark {
     public void setUp() {
         CommunicatorConfig config = JcclSettings.from(Map.of(), Map.of("java.io.tmpdir",
                 System.getProperty("java.io.tmpdir"))).communicatorConfig();
-        comms = Jccl.inProcess(2, config);
+        comms = transport.equals("shm") ? shm(config) : Jccl.inProcess(2, config);
         tensor = Tensor.of(new float[1]);
         Tensor peerTensor = Tensor.of(new float[1]);
         peer = new Thread(() -> {
@@ -75,6 +83,23 @@ public class TwoRanksBenchmark {
         }, "two-ranks-peer");
         peer.setDaemon(true);
         peer.start();
+    }
+
+    /** Two communicators over shared-memory transports that meet through an in-memory store. */
+    private static List<Communicator> shm(CommunicatorConfig config) {
+        io.jccl.store.InMemoryStore store = new io.jccl.store.InMemoryStore();
+        List<java.util.concurrent.CompletableFuture<io.jccl.transport.Transport>> ts = new java.util.ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            int rank = r;
+            ts.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> io.jccl.transport.shm.ShmTransport.connect(
+                    rank, 2, store, io.jccl.transport.shm.ShmTransport.defaultDirectory(), 64 << 10, 1 << 20, 16 << 20,
+                    java.time.Duration.ofSeconds(30))));
+        }
+        List<Communicator> out = new java.util.ArrayList<>();
+        for (java.util.concurrent.CompletableFuture<io.jccl.transport.Transport> t : ts) {
+            out.add(new DefaultCommunicator(t.join(), config));
+        }
+        return out;
     }
 
     @TearDown(Level.Trial)

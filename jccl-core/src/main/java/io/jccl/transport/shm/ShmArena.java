@@ -44,7 +44,8 @@ final class ShmArena extends AbstractArena {
     private final ShmTransport transport;
     private final int arenaBytes;
     private final int registeredBytes;
-    private final int base;
+    /** By half: the offset of its round line (signature, ARRIVED stamp; the buffer follows it). */
+    private final int[] roundLine = new int[2];
     private final int registeredBase;
     /** By rank: its whole segment, native byte order; only absolute accesses, duplicates and slices. */
     private final ByteBuffer[] memory;
@@ -78,7 +79,9 @@ final class ShmArena extends AbstractArena {
         this.transport = transport;
         this.arenaBytes = arenaBytes;
         this.registeredBytes = registeredBytes;
-        this.base = Math.toIntExact(arenaOffset(size(), ringBytes));
+        for (int h = 0; h < 2; h++) {
+            roundLine[h] = Math.toIntExact(roundLineOffset(size(), ringBytes, arenaBytes, h));
+        }
         this.registeredBase = Math.toIntExact(registeredOffset(size(), ringBytes, arenaBytes));
         this.memory = new ByteBuffer[segments.length];
         this.little = new ByteBuffer[segments.length];
@@ -130,7 +133,7 @@ final class ShmArena extends AbstractArena {
             start = exposed < 0 || exposed > registeredBytes ? -1 : registeredBase + exposed;
             end = (long) registeredBase + registeredBytes;
         } else {
-            start = half == 0 || half == 1 ? base + (long) half * arenaBytes : -1;
+            start = half == 0 || half == 1 ? roundLine[half] + (long) BUFFER_IN_LINE : -1;
             end = start + arenaBytes;
         }
         long from = start + (long) at * dt.sizeBytes();
@@ -263,7 +266,7 @@ final class ShmArena extends AbstractArena {
     @Override
     public boolean sameSignature(int r, int half) {
         ensureOpen();
-        int at = signatureOffset(half);
+        int at = roundLine[half] + SIGNATURE_IN_LINE;
         ByteBuffer mine = memory[rank()];
         ByteBuffer theirs = memory[r];
         // the raw bytes of every field but the source (bytes 8-11)
@@ -276,14 +279,15 @@ final class ShmArena extends AbstractArena {
     @Override
     public void putSignature(int half, FrameHeader signature) {
         ensureOpen();
-        FrameDescriptor.encodeAt(signature, little[rank()], signatureOffset(half));
+        FrameDescriptor.encodeAt(signature, little[rank()], roundLine[half] + SIGNATURE_IN_LINE);
     }
 
     @Override
     public FrameHeader signature(int r, int half) {
         ensureOpen();
         ByteBuffer w = memory[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        w.limit(signatureOffset(half) + FrameDescriptor.HEADER_LENGTH).position(signatureOffset(half));
+        int at = roundLine[half] + SIGNATURE_IN_LINE;
+        w.limit(at + FrameDescriptor.HEADER_LENGTH).position(at);
         try {
             return FrameDescriptor.decode(w);
         } catch (FrameFormatException e) {
@@ -291,15 +295,22 @@ final class ShmArena extends AbstractArena {
         }
     }
 
+    /** ARRIVED goes into the stamp of the round line of the value's parity, after that line's signature. */
     @Override
     public void publish(int which, long value) {
         ensureOpen();
-        LONGS.setRelease(memory[rank()], counterOffset(which), value);
+        LONGS.setRelease(memory[rank()], which == ARRIVED ? roundLine[(int) (value & 1)] + STAMP_IN_LINE
+                : counterOffset(which), value);
     }
 
+    /** ARRIVED: the larger stamp (the other half's line is not being written, so its read is a cache hit). */
     @Override
     public long counter(int r, int which) {
         ensureOpen();
+        if (which == ARRIVED) {
+            return Math.max((long) LONGS.getAcquire(memory[r], roundLine[0] + STAMP_IN_LINE),
+                    (long) LONGS.getAcquire(memory[r], roundLine[1] + STAMP_IN_LINE));
+        }
         return (long) LONGS.getAcquire(memory[r], counterOffset(which));
     }
 

@@ -1,7 +1,7 @@
 package io.jccl.transport.shm;
 
 /**
- * Byte layout of a rank's shared-memory segment, version 3: the file {@code jccl-<job>-<rank>.shm} (under
+ * Byte layout of a rank's shared-memory segment, version 4: the file {@code jccl-<job>-<rank>.shm} (under
  * {@code /dev/shm} by default) that holds every ring into that rank and the rank's part of the
  * {@link io.jccl.transport.SharedArena} (control block and two exchange buffers). Native byte order.
  *
@@ -11,7 +11,7 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |                   magic 0x4A435348 "JCSH"                     |  0
  * +---------------------------------------------------------------+
- * |                         version (3)                           |  4
+ * |                         version (4)                           |  4
  * +---------------------------------------------------------------+
  * |                         world size                            |  8
  * +---------------------------------------------------------------+
@@ -35,12 +35,10 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |                    zero up to CONTROL_OFFSET                  |
  * +---------------------------------------------------------------+
- * |   control block: counter ARRIVED (64-bit, release)  + pad     | 1024  (CONTROL_OFFSET)
+ * |   control block: unused (zero)                       + pad    | 1024  (CONTROL_OFFSET)
  * |                  counter REDUCED (64-bit, release)  + pad     | 1088  (one 64-byte line each)
  * |                  counter LEFT    (64-bit, release)  + pad     | 1152
  * |                  exposed offset  (64-bit)           + pad     | 1216  (into the registered region)
- * |                  signature, half 0: a 48-byte frame header    | 1280
- * |                  signature, half 1: a 48-byte frame header    | 1344
  * +---------------------------------------------------------------+
  * |                    zero up to HEADER_LENGTH                   |
  * +---------------------------------------------------------------+
@@ -48,14 +46,34 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |   ring from rank 1 ...            (the owner's own is unused) |
  * +---------------------------------------------------------------+
- * |   exchange buffer, half 0: exchange buffer bytes              | arenaOffset(world, capacity)
+ * |   round line, half 0 (below), then exchange buffer half 0     | roundLineOffset(world, capacity,
+ * |   from its byte 56: exchange buffer bytes                     |                 arena bytes, 0)
  * +---------------------------------------------------------------+
- * |   exchange buffer, half 1: exchange buffer bytes              |
+ * |   round line, half 1, then exchange buffer half 1 from its    | roundLineOffset(..., 1) = half 0's
+ * |   byte 56                                                     |   + arena bytes + 64
+ * +---------------------------------------------------------------+
+ * |   zero up to the next 4 KiB                                   |
  * +---------------------------------------------------------------+
  * |   registered region: registered bytes, buffers handed out by  | registeredOffset(world, capacity,
  * |   Communicator.allocate (64-byte aligned, in order)           |                  arena bytes)
  * +---------------------------------------------------------------+
+ *
+ *  round line of half h (64-byte aligned: one cache line):
+ * +---------------------------------------------------------------+
+ * |   signature: the 48-byte frame header of the call whose round | 0   (SIGNATURE_IN_LINE)
+ * |   last wrote this half (written on a call's first round)      |
+ * +---------------------------------------------------------------+
+ * |   ARRIVED stamp: the latest round of parity h at which the    | 48  (STAMP_IN_LINE)
+ * |   owner arrived (64-bit, release store, written last)         |
+ * +---------------------------------------------------------------+
+ * |   exchange buffer half h, its first 8 bytes                   | 56  (BUFFER_IN_LINE)
+ * +---------------------------------------------------------------+
  * </pre>
+ *
+ * <p>The round line puts what a peer reads first in a small round (the owner's arrival, its call's signature and
+ * the start of its data) in one cache line, so that a 4- or 8-byte call crosses cores in one transfer (version 3
+ * kept the counter, the signature and the data on three lines). The owner's ARRIVED counter is the larger of the
+ * two stamps: a round of parity h is published in half h's stamp.
  *
  * <p>Each ring ({@code ShmRing}) has one producer (the source rank, which maps this file) and one consumer (the
  * owner). Its records fill a power-of-two area of {@code capacity} bytes, followed by a trailer of
@@ -100,15 +118,15 @@ package io.jccl.transport.shm;
  * {@code ready} only after the whole header is written, so a source that sees {@code ready == 1} may write.
  *
  * <p>The control block and the exchange buffers are written only by the owner and read by every peer: the owner
- * fills a buffer and its signature slot, then publishes a counter with a release store; a peer reads the
- * counter with an acquire load before it reads the buffer. Counters only grow (see
+ * fills a buffer and its round line's signature, then publishes a counter (for ARRIVED: the round line's stamp)
+ * with a release store; a peer reads the counter with an acquire load before it reads the buffer. Counters only grow (see
  * {@link io.jccl.transport.SharedArena}). For a collective on a registered buffer the owner writes the buffer's
  * offset in its registered region to "exposed offset" before it publishes ARRIVED, and peers read that buffer in
  * place.
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -122,8 +140,14 @@ public final class ShmSegmentDescriptor {
     public static final int ARENA_BYTES_OFFSET = 44;
     public static final int REGISTERED_BYTES_OFFSET = 48;
     public static final int CONTROL_OFFSET = 1024;
-    /** Bytes between counters, and between signature slots: one cache line each. */
+    /** Bytes between counters, and of a round line: one cache line each. */
     public static final int LINE = 64;
+    /** Offset of the signature in a round line. */
+    public static final int SIGNATURE_IN_LINE = 0;
+    /** Offset of the ARRIVED stamp in a round line. */
+    public static final int STAMP_IN_LINE = 48;
+    /** Offset in a round line at which its half's exchange buffer starts. */
+    public static final int BUFFER_IN_LINE = 56;
     public static final int HEADER_LENGTH = 4096;
 
     public static final int FIRST_FRAGMENT = 1;
@@ -153,9 +177,14 @@ public final class ShmSegmentDescriptor {
         return registeredOffset(worldSize, capacity, arenaBytes) + registeredBytes;
     }
 
-    /** Offset of the registered region. */
+    /** Offset of the registered region: after both halves, at the next 4 KiB. */
     public static long registeredOffset(int worldSize, int capacity, int arenaBytes) {
-        return arenaOffset(worldSize, capacity) + 2L * arenaBytes;
+        return arenaOffset(worldSize, capacity) + 2L * arenaBytes + 4096;
+    }
+
+    /** Offset of the round line of exchange buffer {@code half}; the buffer starts {@link #BUFFER_IN_LINE} after. */
+    public static long roundLineOffset(int worldSize, int capacity, int arenaBytes, int half) {
+        return arenaOffset(worldSize, capacity) + (long) half * (arenaBytes + LINE);
     }
 
     /** Offset of the exposed-offset word in the control block. */
@@ -163,17 +192,17 @@ public final class ShmSegmentDescriptor {
         return CONTROL_OFFSET + io.jccl.transport.SharedArena.COUNTERS * LINE;
     }
 
-    /** Offset of counter {@code which} in the control block. */
+    /**
+     * Offset of counter {@code which} in the control block (REDUCED or LEFT; ARRIVED is the round lines' stamps).
+     */
     public static int counterOffset(int which) {
+        if (which == io.jccl.transport.SharedArena.ARRIVED) {
+            throw new IllegalArgumentException("counter ARRIVED is kept in the round lines' stamps");
+        }
         return CONTROL_OFFSET + which * LINE;
     }
 
-    /** Offset of the signature slot of exchange buffer {@code half}. */
-    public static int signatureOffset(int half) {
-        return CONTROL_OFFSET + (io.jccl.transport.SharedArena.COUNTERS + 1) * LINE + half * LINE;
-    }
-
-    /** Offset of exchange buffer half 0; half 1 follows it. */
+    /** Offset of the exchange buffers' area: half 0's round line, then its buffer, then half 1's. */
     public static long arenaOffset(int worldSize, int capacity) {
         return HEADER_LENGTH + (long) worldSize * ringStride(capacity);
     }
