@@ -215,14 +215,16 @@ public final class Bench {
             boolean inPlace = !reg && (op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER);
             float[] ia = inPlace ? new float[count] : null;
             double[] inTimes = new double[inPlace ? it[1] : 0];
-            long cpu = 0; // CPU time of the timed calls only, not of the barrier or the refill
+            long cpu = 0; // CPU time of the timed calls and the barrier before each, not of the refill
             for (int i = -it[0]; i < it[1]; i++) {
                 Arrays.fill(a, comm.rank() + 1);
                 if (shared != null) {
                     copy(a, shared, true);
                 }
-                comm.barrier();
+                // the CPU clock is a system call: read before the barrier, not between it and the timed call, whose
+                // first microsecond it would slow (a kernel entry leaves the caches and TLB cold)
                 long c0 = os.getProcessCpuTime();
+                comm.barrier();
                 long t0 = System.nanoTime();
                 if (shared != null) {
                     comm.allReduce(shared, ReduceOp.SUM, opts);
