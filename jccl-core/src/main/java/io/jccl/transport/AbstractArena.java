@@ -16,15 +16,16 @@ public abstract class AbstractArena implements SharedArena {
     private final WaitStrategy idle;
     private volatile boolean interrupted;
 
-    protected AbstractArena(int rank, int size, int ranksOnHost) {
-        this(rank, size, ranksOnHost, WaitStrategy.OVERSUBSCRIBED_SPINS_DEFAULT);
-    }
-
     /** {@code oversubscribedSpins}: see {@link WaitStrategy#spinsFor(int, int)}. */
     protected AbstractArena(int rank, int size, int ranksOnHost, int oversubscribedSpins) {
+        this(rank, size, WaitStrategy.spinsFor(ranksOnHost, oversubscribedSpins));
+    }
+
+    /** {@code maxSpins}: spins before a wait yields ({@link WaitStrategy#spinsFor(int, int, int)}). */
+    protected AbstractArena(int rank, int size, int maxSpins) {
         this.rank = rank;
         this.size = size;
-        this.maxSpins = WaitStrategy.spinsFor(ranksOnHost, oversubscribedSpins);
+        this.maxSpins = maxSpins;
         this.idle = new WaitStrategy(maxSpins);
     }
 

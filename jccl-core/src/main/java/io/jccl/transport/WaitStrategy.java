@@ -35,7 +35,15 @@ public final class WaitStrategy {
      * would hold the core its peer needs.
      */
     public static int spinsFor(int ranksOnHost, int oversubscribedSpins) {
-        return ranksOnHost <= Runtime.getRuntime().availableProcessors() ? 200 : oversubscribedSpins;
+        return spinsFor(ranksOnHost, Runtime.getRuntime().availableProcessors(), oversubscribedSpins);
+    }
+
+    /**
+     * As {@link #spinsFor(int, int)}, with the host's {@code cores} counted by the caller (for processes:
+     * {@link HostCpus#cores}, the union of the ranks' CPU affinities, since a rank bound to one core sees one).
+     */
+    public static int spinsFor(int ranksOnHost, int cores, int oversubscribedSpins) {
+        return ranksOnHost <= cores ? 200 : oversubscribedSpins;
     }
 
     /** {@link #spinsFor(int, int)} with the default {@link #OVERSUBSCRIBED_SPINS_DEFAULT}. */

@@ -74,8 +74,9 @@ final class ShmArena extends AbstractArena {
     }
 
     /** {@code segments[r]}: rank r's segment; this rank's own among them. */
-    ShmArena(ShmTransport transport, ByteBuffer[] segments, int ringBytes, int arenaBytes, int registeredBytes) {
-        super(transport.rank(), transport.size(), transport.size(), transport.oversubscribedSpins);
+    ShmArena(ShmTransport transport, ByteBuffer[] segments, int ringBytes, int arenaBytes, int registeredBytes,
+             int maxSpins) {
+        super(transport.rank(), transport.size(), maxSpins);
         this.transport = transport;
         this.arenaBytes = arenaBytes;
         this.registeredBytes = registeredBytes;

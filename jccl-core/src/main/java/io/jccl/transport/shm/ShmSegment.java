@@ -52,8 +52,29 @@ final class ShmSegment {
                 .putInt(OWNER_RANK_OFFSET, rank).putInt(RING_CAPACITY_OFFSET, ringBytes)
                 .putInt(RING_STRIDE_OFFSET, ringStride(ringBytes)).putLong(OWNER_PID_OFFSET, pid)
                 .putLong(JOB_ID_OFFSET, job).putInt(ARENA_BYTES_OFFSET, arenaBytes)
-                .putInt(REGISTERED_BYTES_OFFSET, registeredBytes);
+                .putInt(REGISTERED_BYTES_OFFSET, registeredBytes)
+                .putInt(AVAILABLE_PROCESSORS_OFFSET, Runtime.getRuntime().availableProcessors());
+        long[] cpus = io.jccl.transport.HostCpus.allowed();
+        for (int w = 0; w < cpus.length; w++) {
+            own.putLong(ALLOWED_CPUS_OFFSET + 8 * w, cpus[w]);
+        }
         INTS.setRelease(own, READY_OFFSET, 1);
+    }
+
+    /**
+     * The cores the owners of {@code segments} (every rank of the transport, all on this host) may run on: see
+     * {@link io.jccl.transport.HostCpus#cores}.
+     */
+    static int cores(ByteBuffer[] segments) {
+        long[][] allowed = new long[segments.length][io.jccl.transport.HostCpus.WORDS];
+        int[] available = new int[segments.length];
+        for (int r = 0; r < segments.length; r++) {
+            available[r] = segments[r].getInt(AVAILABLE_PROCESSORS_OFFSET);
+            for (int w = 0; w < io.jccl.transport.HostCpus.WORDS; w++) {
+                allowed[r][w] = segments[r].getLong(ALLOWED_CPUS_OFFSET + 8 * w);
+            }
+        }
+        return io.jccl.transport.HostCpus.cores(allowed, available, Runtime.getRuntime().availableProcessors());
     }
 
     /**

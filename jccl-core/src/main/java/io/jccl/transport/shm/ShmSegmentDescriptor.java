@@ -33,6 +33,14 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |               registered bytes (multiple of 4 KiB)            | 48
  * +---------------------------------------------------------------+
+ * |   available processors (the owner JVM's count: affinity and   | 52
+ * |   cgroup quota)                                               |
+ * +---------------------------------------------------------------+
+ * |                    zero up to 64                              |
+ * +---------------------------------------------------------------+
+ * |   allowed CPUs: the owner's affinity, a 1024-bit bitmap, 16   | 64
+ * |   64-bit words (bit c of word c / 64); all zero: unknown      |
+ * +---------------------------------------------------------------+
  * |                    zero up to CONTROL_OFFSET                  |
  * +---------------------------------------------------------------+
  * |   control block: unused (zero)                       + pad    | 1024  (CONTROL_OFFSET)
@@ -69,6 +77,9 @@ package io.jccl.transport.shm;
  * |   exchange buffer half h, its first 8 bytes                   | 56  (BUFFER_IN_LINE)
  * +---------------------------------------------------------------+
  * </pre>
+ *
+ * <p>The processor count and the affinity let the ranks of a host count the cores they may run on together
+ * ({@code io.jccl.transport.HostCpus}): a rank bound to one core sees one, yet has it to itself.
  *
  * <p>The round line puts what a peer reads first in a small round (the owner's arrival, its call's signature and
  * the start of its data) in one cache line, so that a 4- or 8-byte call crosses cores in one transfer (version 3
@@ -139,6 +150,8 @@ public final class ShmSegmentDescriptor {
     public static final int READY_OFFSET = 40;
     public static final int ARENA_BYTES_OFFSET = 44;
     public static final int REGISTERED_BYTES_OFFSET = 48;
+    public static final int AVAILABLE_PROCESSORS_OFFSET = 52;
+    public static final int ALLOWED_CPUS_OFFSET = 64;
     public static final int CONTROL_OFFSET = 1024;
     /** Bytes between counters, and of a round line: one cache line each. */
     public static final int LINE = 64;

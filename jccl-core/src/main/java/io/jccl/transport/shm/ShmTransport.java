@@ -70,7 +70,8 @@ public final class ShmTransport extends AbstractTransport {
     private final ReentrantLock[] sendLocks;
     private final PeerWatch watch;
     private final ShmDrain drain;
-    private final int maxSpins;
+    /** Spins before a wait yields; set once every rank's segment (and so its CPU affinity) is known. */
+    private int maxSpins;
     final int oversubscribedSpins;
     /**
      * Each receiving thread's wait, kept across the slices of one wait (see {@link #receive}), so that a rank
@@ -92,7 +93,6 @@ public final class ShmTransport extends AbstractTransport {
         this.watch = new PeerWatch(rank, size, inbox);
         this.drain = new ShmDrain(rank, size, inbox, pool, watch);
         this.oversubscribedSpins = oversubscribedSpins;
-        this.maxSpins = WaitStrategy.spinsFor(size, oversubscribedSpins);
         this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
             sendLocks[i] = new ReentrantLock();
@@ -173,7 +173,10 @@ public final class ShmTransport extends AbstractTransport {
                         registeredBytes);
                 t.outbound[dst] = ShmRing.producer(segments[dst], ringOffset(rank, ringBytes), ringBytes);
             }
-            t.arena = new ShmArena(t, segments, ringBytes, arenaBytes, registeredBytes);
+            t.maxSpins = WaitStrategy.spinsFor(size, ShmSegment.cores(segments), oversubscribedSpins);
+            LOG.debug("rank {}: {} ranks on this host, {} cores for them, waits spin {} times", rank, size,
+                    ShmSegment.cores(segments), t.maxSpins);
+            t.arena = new ShmArena(t, segments, ringBytes, arenaBytes, registeredBytes, t.maxSpins);
             return t;
         } catch (RuntimeException e) {
             t.close();
