@@ -44,10 +44,11 @@ public class TwoRanksBenchmark {
     private static final CollectiveOptions SHARED = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.SHARED_MEMORY);
 
     /**
-     * The call: a 4-byte allreduce, a 4-byte broadcast from rank 0, a barrier, or {@code raw}: the floor, a barrier
+     * The call: a 4-byte allreduce, a 4-byte broadcast from rank 0, an allgather of 4 bytes per rank, a
+     * reduce_scatter of 8 bytes in (4 out), a barrier, or {@code raw}: the floor, a barrier
      * of two counters and nothing else (each thread publishes its count and spins until the other's reaches it).
      */
-    @Param({"allReduce", "broadcast", "barrier", "raw"})
+    @Param({"allReduce", "broadcast", "allGather", "reduceScatter", "barrier", "raw"})
     public String call;
 
     /**
@@ -63,6 +64,7 @@ public class TwoRanksBenchmark {
 
     private List<Communicator> comms;
     private Tensor tensor;
+    private Tensor pair;
     private Thread peer;
 
     @Setup(Level.Trial)
@@ -72,10 +74,12 @@ public class TwoRanksBenchmark {
         comms = transport.equals("shm") ? shm(config) : Jccl.inProcess(2, config);
         tensor = Tensor.of(new float[1]);
         Tensor peerTensor = Tensor.of(new float[1]);
+        pair = Tensor.of(new float[2]);
+        Tensor peerPair = Tensor.of(new float[2]);
         peer = new Thread(() -> {
             try {
                 while (true) {
-                    run(comms.get(1), peerTensor);
+                    run(comms.get(1), peerTensor, peerPair);
                 }
             } catch (RuntimeException e) {
                 // the communicators were closed: the trial is over
@@ -108,7 +112,7 @@ public class TwoRanksBenchmark {
         peer.join(10_000);
     }
 
-    private void run(Communicator comm, Tensor t) {
+    private void run(Communicator comm, Tensor t, Tensor two) {
         switch (call) {
             case "raw": {
                 int me = comm.rank();
@@ -125,6 +129,12 @@ public class TwoRanksBenchmark {
             case "broadcast":
                 comm.broadcast(t, 0, SHARED);
                 break;
+            case "allGather":
+                comm.allGather(t, two, SHARED);
+                break;
+            case "reduceScatter":
+                comm.reduceScatter(two, t, ReduceOp.SUM, SHARED);
+                break;
             default:
                 comm.barrier(SHARED);
         }
@@ -133,6 +143,6 @@ public class TwoRanksBenchmark {
     /** One call of rank 0. */
     @Benchmark
     public void call() {
-        run(comms.get(0), tensor);
+        run(comms.get(0), tensor, pair);
     }
 }

@@ -50,16 +50,33 @@ public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
             call.countShared(0, (long) n * elem * (p - 1));
             return;
         }
-        SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {
-            a.put(half, 0, input.slice(start, m));
-            input.copyTo(start, output, me * n + start, m);
-        }, (round, half, start, m) -> {
-            for (int r = 0; r < p; r++) {
-                if (r != me) {
-                    a.get(r, half, 0, output.slice(r * n + start, m));
-                }
+        if ((long) n * elem <= a.bufferBytes()) { // one round, without run's callbacks
+            long round = SharedRounds.begin(call, a);
+            int half = (int) (round & 1);
+            publish(a, half, input, output, me, 0, n);
+            call.arrive(a, round, true);
+            read(call, a, half, output, me, p, n, 0, n);
+            return;
+        }
+        SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> publish(a, half, input, output, me,
+                start, m), (round, half, start, m) -> read(call, a, half, output, me, p, n, start, m));
+    }
+
+    /** A round's publish: elements {@code [start, start + m)} of the input into buffer {@code half} and the output. */
+    private static void publish(SharedArena a, int half, Buf input, Buf output, int me, int start, int m) {
+        a.put(half, 0, input.slice(start, m));
+        input.copyTo(start, output, me * input.count() + start, m);
+    }
+
+    /** A round's read: every peer's {@code m} elements into its block of the output, from {@code start}. */
+    private static void read(CollectiveCall call, SharedArena a, int half, Buf output, int me, int p, int n, int start,
+                             int m) {
+        for (int r = 0; r < p; r++) {
+            if (r != me) {
+                a.get(r, half, 0, output.slice(r * n + start, m));
             }
-            call.countShared((long) m * elem, (long) m * elem * (p - 1));
-        });
+        }
+        int elem = output.dtype().sizeBytes();
+        call.countShared((long) m * elem, (long) m * elem * (p - 1));
     }
 }

@@ -55,14 +55,27 @@ public final class SharedMemoryReduceScatter extends SharedMemoryAlgorithm {
             call.countShared(0, (long) m * (p - 1) * elem);
             return;
         }
+        if ((long) m * p * elem <= a.bufferBytes()) { // one round, without run's callbacks: the whole input
+            long round = SharedRounds.begin(call, a);
+            int half = (int) (round & 1);
+            a.put(half, 0, input);
+            call.arrive(a, round, true);
+            read(call, a, half, output, op, me, p, m);
+            return;
+        }
         // a round takes c elements of every one of the P blocks: P c fill one exchange buffer
         SharedRounds.run(call, a, m, a.bufferBytes() / elem / p, (half, start, c) -> {
             for (int q = 0; q < p; q++) {
                 a.put(half, q * c, input.slice(q * m + start, c));
             }
-        }, (round, half, start, c) -> {
-            SharedRounds.reduceRange(a, half, me * c, output.slice(start, c), op, p);
-            call.countShared((long) c * p * elem, (long) c * (p - 1) * elem);
-        });
+        }, (round, half, start, c) -> read(call, a, half, output.slice(start, c), op, me, p, c));
+    }
+
+    /** A round's read: piece {@code me} (c elements) of every rank's buffer {@code half}, reduced into {@code out}. */
+    private static void read(CollectiveCall call, SharedArena a, int half, Buf out, ReduceOp op, int me, int p,
+                             int c) {
+        SharedRounds.reduceRange(a, half, me * c, out, op, p);
+        int elem = out.dtype().sizeBytes();
+        call.countShared((long) c * p * elem, (long) c * (p - 1) * elem);
     }
 }
