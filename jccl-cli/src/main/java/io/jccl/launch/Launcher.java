@@ -196,39 +196,7 @@ public final class Launcher {
 
     /** The CPUs in the {@code Cpus_allowed_list} line of {@code status} (e.g. {@code 0-3,6}), or null. */
     public static int[] allowedCpus(java.nio.file.Path status) {
-        try {
-            for (String line : java.nio.file.Files.readAllLines(status)) {
-                if (line.startsWith("Cpus_allowed_list:")) {
-                    return parseCpuList(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-        return null;
-    }
-
-    /** {@code 0-3,6} as {0, 1, 2, 3, 6}; null when malformed. */
-    public static int[] parseCpuList(String list) {
-        List<Integer> cpus = new ArrayList<>();
-        for (String part : list.split(",")) {
-            String[] range = part.trim().split("-");
-            int lo;
-            int hi;
-            try {
-                lo = Integer.parseInt(range[0].trim());
-                hi = range.length == 2 ? Integer.parseInt(range[1].trim()) : lo;
-            } catch (NumberFormatException e) {
-                return null;
-            }
-            if (range.length > 2 || lo < 0 || hi < lo) {
-                return null;
-            }
-            for (int c = lo; c <= hi; c++) {
-                cpus.add(c);
-            }
-        }
-        return cpus.isEmpty() ? null : cpus.stream().mapToInt(Integer::intValue).toArray();
+        return io.jccl.transport.HostCpus.allowedList(status);
     }
 
     /** Runs the job; returns 0 when every rank exits 0, else the status of the first rank that failed. */

@@ -68,18 +68,18 @@ class LaunchTest {
         List<String> unbound = launch(List.of("-n", "2", "--cpu-bind", "none", "--", "sh", "-c",
                 "grep Cpus_allowed_list /proc/self/status"), status);
         assertEquals(0, status[0], String.join("\n", unbound));
-        int[] all = io.jccl.launch.Launcher.parseCpuList(cpusOf(unbound, 0));
+        int[] all = io.jccl.transport.HostCpus.parseList(cpusOf(unbound, 0));
         assertTrue(all != null && all.length == mine.length, String.join("\n", unbound));
     }
 
     @org.junit.jupiter.api.Test
     void shouldReadCpuListsAsTheKernelWritesThem() {
         org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {0, 1, 2, 3, 6},
-                io.jccl.launch.Launcher.parseCpuList("0-3,6"));
-        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {5}, io.jccl.launch.Launcher.parseCpuList("5"));
-        org.junit.jupiter.api.Assertions.assertNull(io.jccl.launch.Launcher.parseCpuList("3-1"));
-        org.junit.jupiter.api.Assertions.assertNull(io.jccl.launch.Launcher.parseCpuList("a"));
-        org.junit.jupiter.api.Assertions.assertNull(io.jccl.launch.Launcher.parseCpuList("1-2-3"));
+                io.jccl.transport.HostCpus.parseList("0-3,6"));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {5}, io.jccl.transport.HostCpus.parseList("5"));
+        org.junit.jupiter.api.Assertions.assertNull(io.jccl.transport.HostCpus.parseList("3-1"));
+        org.junit.jupiter.api.Assertions.assertNull(io.jccl.transport.HostCpus.parseList("a"));
+        org.junit.jupiter.api.Assertions.assertNull(io.jccl.transport.HostCpus.parseList("1-2-3"));
     }
 
     @ParameterizedTest

@@ -24,36 +24,62 @@ public final class HostCpus {
 
     /** This process's CPU affinity as a bitmap of {@link #WORDS} longs; all zero when it cannot tell (not Linux). */
     public static long[] allowed() {
+        return bitmap(allowedList(Path.of("/proc/self/status")));
+    }
+
+    /** The CPUs in the {@code Cpus_allowed_list} line of a {@code /proc/<pid>/status} file, or null. */
+    public static int[] allowedList(Path status) {
         try {
-            return parseStatus(Files.readAllLines(Path.of("/proc/self/status")));
+            return parseStatus(Files.readAllLines(status));
         } catch (IOException | RuntimeException e) {
-            return new long[WORDS];
+            return null;
         }
     }
 
-    /** The {@code Cpus_allowed_list} line of a {@code /proc/<pid>/status} ("0-3,8"); all zero if absent or odd. */
-    static long[] parseStatus(List<String> lines) {
-        long[] bits = new long[WORDS];
+    /** The {@code Cpus_allowed_list} line of a {@code status} file's lines, as CPU numbers; null if absent or odd. */
+    static int[] parseStatus(List<String> lines) {
         for (String line : lines) {
-            if (!line.startsWith("Cpus_allowed_list:")) {
-                continue;
+            if (line.startsWith("Cpus_allowed_list:")) {
+                return parseList(line.substring(line.indexOf(':') + 1).trim());
             }
+        }
+        return null;
+    }
+
+    /** {@code 0-3,6} as {0, 1, 2, 3, 6}; null when malformed or empty. */
+    public static int[] parseList(String list) {
+        java.util.List<Integer> cpus = new java.util.ArrayList<>();
+        for (String part : list.split(",")) {
+            String[] range = part.trim().split("-");
+            int lo;
+            int hi;
             try {
-                for (String part : line.substring(line.indexOf(':') + 1).trim().split(",")) {
-                    int dash = part.indexOf('-');
-                    int lo = Integer.parseInt(part.substring(0, dash < 0 ? part.length() : dash).trim());
-                    int hi = dash < 0 ? lo : Integer.parseInt(part.substring(dash + 1).trim());
-                    if (lo < 0 || hi < lo || hi >= MAX_CPUS) {
-                        return new long[WORDS];
-                    }
-                    for (int c = lo; c <= hi; c++) {
-                        bits[c >> 6] |= 1L << (c & 63);
-                    }
-                }
+                lo = Integer.parseInt(range[0].trim());
+                hi = range.length == 2 ? Integer.parseInt(range[1].trim()) : lo;
             } catch (NumberFormatException e) {
+                return null;
+            }
+            if (range.length > 2 || lo < 0 || hi < lo) {
+                return null;
+            }
+            for (int c = lo; c <= hi; c++) {
+                cpus.add(c);
+            }
+        }
+        return cpus.isEmpty() ? null : cpus.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** CPU numbers as a bitmap of {@link #WORDS} longs; all zero for null or for a CPU at or above {@link #MAX_CPUS}. */
+    static long[] bitmap(int[] cpus) {
+        long[] bits = new long[WORDS];
+        if (cpus == null) {
+            return bits;
+        }
+        for (int c : cpus) {
+            if (c >= MAX_CPUS) {
                 return new long[WORDS];
             }
-            return bits;
+            bits[c >> 6] |= 1L << (c & 63);
         }
         return bits;
     }

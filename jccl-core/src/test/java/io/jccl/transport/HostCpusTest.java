@@ -6,6 +6,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class HostCpusTest {
@@ -19,12 +20,15 @@ class HostCpusTest {
 
     @Test
     void shouldParseTheAffinityListOfProcStatus() {
-        assertArrayEquals(cpus(0, 1), HostCpus.parseStatus(List.of("Name:\tjava", "Cpus_allowed:\t3",
+        assertArrayEquals(new int[] {0, 1}, HostCpus.parseStatus(List.of("Name:\tjava", "Cpus_allowed:\t3",
                 "Cpus_allowed_list:\t0-1")));
-        assertArrayEquals(cpus(0, 2, 3, 4, 70), HostCpus.parseStatus(List.of("Cpus_allowed_list:\t0,2-4,70")));
-        assertArrayEquals(cpus(), HostCpus.parseStatus(List.of("Cpus_allowed_list:\tzero")));
-        assertArrayEquals(cpus(), HostCpus.parseStatus(List.of("Cpus_allowed_list:\t0-5000")));
-        assertArrayEquals(cpus(), HostCpus.parseStatus(List.of("Name:\tjava")));
+        assertArrayEquals(new int[] {0, 2, 3, 4, 70}, HostCpus.parseStatus(List.of("Cpus_allowed_list:\t0,2-4,70")));
+        assertNull(HostCpus.parseStatus(List.of("Cpus_allowed_list:\tzero")));
+        assertNull(HostCpus.parseStatus(List.of("Cpus_allowed_list:\t3-1")));
+        assertNull(HostCpus.parseStatus(List.of("Name:\tjava")));
+        assertArrayEquals(cpus(0, 2, 3, 4, 70), HostCpus.bitmap(new int[] {0, 2, 3, 4, 70}));
+        assertArrayEquals(cpus(), HostCpus.bitmap(new int[] {0, 5000}), "beyond the bitmap: unknown");
+        assertArrayEquals(cpus(), HostCpus.bitmap(null));
     }
 
     @Test
