@@ -130,10 +130,10 @@ package io.jccl.transport.shm;
  *
  * <p>The control block and the exchange buffers are written only by the owner and read by every peer: the owner
  * fills a buffer and its round line's signature, then publishes a counter (for ARRIVED: the round line's stamp)
- * with a release store; a peer reads the counter with an acquire load before it reads the buffer. Counters only grow (see
- * {@link io.jccl.transport.SharedArena}). For a collective on a registered buffer the owner writes the buffer's
- * offset in its registered region to "exposed offset" before it publishes ARRIVED, and peers read that buffer in
- * place.
+ * with a release store; a peer reads the counter with an acquire load before it reads the buffer. Counters only
+ * grow (see {@link io.jccl.transport.SharedArena}). For a collective on a registered buffer the owner writes the
+ * buffer's offset in its registered region to "exposed offset" before it publishes ARRIVED, and peers read that
+ * buffer in place.
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;

@@ -173,9 +173,10 @@ public final class ShmTransport extends AbstractTransport {
                         registeredBytes);
                 t.outbound[dst] = ShmRing.producer(segments[dst], ringOffset(rank, ringBytes), ringBytes);
             }
-            t.maxSpins = WaitStrategy.spinsFor(size, ShmSegment.cores(segments), oversubscribedSpins);
-            LOG.debug("rank {}: {} ranks on this host, {} cores for them, waits spin {} times", rank, size,
-                    ShmSegment.cores(segments), t.maxSpins);
+            int cores = ShmSegment.cores(segments);
+            t.maxSpins = WaitStrategy.spinsFor(size, cores, oversubscribedSpins);
+            LOG.debug("rank {}: {} ranks on this host, {} cores for them, waits spin {} times", rank, size, cores,
+                    t.maxSpins);
             t.arena = new ShmArena(t, segments, ringBytes, arenaBytes, registeredBytes, t.maxSpins);
             return t;
         } catch (RuntimeException e) {
