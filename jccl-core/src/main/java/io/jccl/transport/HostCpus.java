@@ -69,7 +69,7 @@ public final class HostCpus {
         return cpus.isEmpty() ? null : cpus.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /** CPU numbers as a bitmap of {@link #WORDS} longs; all zero for null, or for a CPU of {@link #MAX_CPUS} or more. */
+    /** CPU numbers as a bitmap of {@link #WORDS} longs; all zero for null or a CPU of {@link #MAX_CPUS} or more. */
     static long[] bitmap(int[] cpus) {
         long[] bits = new long[WORDS];
         if (cpus == null) {
