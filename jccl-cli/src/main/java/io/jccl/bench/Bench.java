@@ -196,8 +196,7 @@ public final class Bench {
         }
         for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
             float[] w = warmUps.get(i % warmUps.size());
-            comm.barrier();
-            runOnce(comm, op, warmOpts.get(i % warmUps.size()), w, new float[w.length], w.length / n);
+            timed(comm, op, warmOpts.get(i % warmUps.size()), w, new float[w.length], w.length / n, null);
             if (i % 100 == 99) {
                 agree(comm, new double[iterations(4L * w.length, scale)[1]], new long[1]);
             }
@@ -224,17 +223,10 @@ public final class Bench {
                 // the CPU clock is a system call: read before the barrier, not between it and the timed call, whose
                 // first microsecond it would slow (a kernel entry leaves the caches and TLB cold)
                 long c0 = os.getProcessCpuTime();
-                comm.barrier();
-                long t0 = System.nanoTime();
-                if (shared != null) {
-                    comm.allReduce(shared, ReduceOp.SUM, opts);
-                } else {
-                    runOnce(comm, op, opts, a, b, block);
-                }
-                long t1 = System.nanoTime();
+                long nanos = timed(comm, op, opts, a, b, block, shared);
                 long c1 = os.getProcessCpuTime();
                 if (i >= 0) {
-                    times[i] = (t1 - t0) / 1e3;
+                    times[i] = nanos / 1e3;
                     cpu += c1 - c0;
                 }
                 if (inPlace) {
@@ -355,6 +347,25 @@ public final class Bench {
         } else {
             f.get(a);
         }
+    }
+
+    /**
+     * One timed call: a barrier, then the call between two clock readings; returns the nanoseconds between them
+     * ({@code shared}: allreduce that registered tensor instead). A method of its own, which the warm-up calls too,
+     * so that the JIT has compiled it when rows are timed: the loops of {@link #run} stay interpreted (too few
+     * iterations for an on-stack compilation; the JIT log of a worker shows no compilation of it), as Open MPI's
+     * harness, compiled C, does not. Three alternating runs could not tell it from before (2-rank 4 B-1 KiB rows).
+     */
+    private static long timed(Communicator comm, OpType op, CollectiveOptions o, float[] a, float[] b, int block,
+                              Tensor shared) {
+        comm.barrier();
+        long t0 = System.nanoTime();
+        if (shared != null) {
+            comm.allReduce(shared, ReduceOp.SUM, o);
+        } else {
+            runOnce(comm, op, o, a, b, block);
+        }
+        return System.nanoTime() - t0;
     }
 
     private static void runOnce(Communicator comm, OpType op, CollectiveOptions o, float[] a, float[] b, int block) {
