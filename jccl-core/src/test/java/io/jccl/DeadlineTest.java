@@ -47,9 +47,11 @@ class DeadlineTest {
                 return null;
             }
             try {
-                // rank 1 has the short deadline; rank 0 would wait 30 s but is told as soon as rank 1 fails
+                // rank 1 has the short deadline; rank 0 would wait 30 s but is told as soon as rank 1 fails. The short
+                // one leaves rank 0 a second to arrive: at 300 ms a stalled JVM (once in CI, on JDK 25) had rank 1
+                // rightly name rank 0, which had not arrived yet
                 comm.allReduce(Tensor.of(new float[10]), ReduceOp.SUM, CollectiveOptions.DEFAULT
-                        .withTimeout(Duration.ofMillis(comm.rank() == 1 ? 300 : 30_000)));
+                        .withTimeout(Duration.ofMillis(comm.rank() == 1 ? 1_000 : 30_000)));
                 return null;
             } finally {
                 if (comm.rank() == 0) {
@@ -65,7 +67,7 @@ class DeadlineTest {
         assertEquals(0, t.sequence());
         assertEquals(0, t.step());
         // before raising it asked the others how far they got: rank 2, which never entered the call, is named
-        assertTrue(t.getMessage().startsWith("rank 1: allReduce #0 timed out after 300 ms: rank 2 never entered "
+        assertTrue(t.getMessage().startsWith("rank 1: allReduce #0 timed out after 1000 ms: rank 2 never entered "
                 + "allReduce #0") && t.getMessage().contains("this rank waited for rank 2 at step 0"), t.getMessage());
         PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, out.get(0).error);
         assertEquals(1, a.originRank());
