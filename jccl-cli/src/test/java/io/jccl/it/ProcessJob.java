@@ -87,10 +87,34 @@ final class ProcessJob implements AutoCloseable {
         return job;
     }
 
-    /** Waits for rank {@code r} to exit; returns its status, or -1 on timeout. */
+    /**
+     * Waits for rank {@code r} to exit; returns its status, or -1 on timeout, after asking the rank's JVM for a
+     * thread dump (SIGQUIT), which lands in its output and so in {@link #dump()}: where it hung.
+     */
     int await(int r, long seconds) throws InterruptedException {
         Process p = processes.get(r);
-        return p.waitFor(seconds, TimeUnit.SECONDS) ? p.exitValue() : -1;
+        if (p.waitFor(seconds, TimeUnit.SECONDS)) {
+            return p.exitValue();
+        }
+        threadDump(p);
+        return -1;
+    }
+
+    /** SIGQUIT to the JVMs of {@code p} (itself, or under the test bed's wrapper its descendants), then 2 s. */
+    private static void threadDump(Process p) throws InterruptedException {
+        List<ProcessHandle> all = new ArrayList<>();
+        all.add(p.toHandle());
+        p.toHandle().descendants().forEach(all::add);
+        for (ProcessHandle h : all) {
+            if (h.info().command().map(c -> c.endsWith("java")).orElse(false)) {
+                try {
+                    new ProcessBuilder("kill", "-QUIT", Long.toString(h.pid())).start().waitFor();
+                } catch (IOException e) {
+                    // no kill(1): no dump
+                }
+            }
+        }
+        Thread.sleep(2000);
     }
 
     /** The line of rank r starting with {@code prefix}, waiting up to {@code seconds}. */

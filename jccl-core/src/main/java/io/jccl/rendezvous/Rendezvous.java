@@ -69,8 +69,9 @@ public final class Rendezvous {
         int localRank = java.util.Arrays.binarySearch(group, rank);
         Transport remote = TcpTransport.connect(rank, world, store, tcp);
         try {
-            Transport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
+            ShmTransport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
                     settings, timeout);
+            local.nameRanks(group); // its messages name the job's ranks, not the host group's
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
             return new HybridTransport(rank, world, group, local, remote, hostsOf(world, seen));
         } catch (RuntimeException e) {
@@ -79,7 +80,8 @@ public final class Rendezvous {
         }
     }
 
-    private static Transport connectShm(int rank, int size, Store store, JcclSettings settings, Duration timeout) {
+    private static ShmTransport connectShm(int rank, int size, Store store, JcclSettings settings,
+                                           Duration timeout) {
         return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
                 settings.shmArenaBytes(), settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
     }

@@ -112,7 +112,11 @@ public final class HybridTransport implements Transport {
     @Override
     public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
         if (isLocal(dst)) {
-            local.send(localOf[dst], header.withSource(localOf[header.source()]), dtype, payload, offset);
+            try {
+                local.send(localOf[dst], header.withSource(localOf[header.source()]), dtype, payload, offset);
+            } catch (io.jccl.transport.PeerLostException e) { // the local transport numbers its peers itself
+                throw new io.jccl.transport.PeerLostException(members[e.peer()], e.getMessage(), e);
+            }
         } else {
             remote.send(dst, header, dtype, payload, offset);
         }

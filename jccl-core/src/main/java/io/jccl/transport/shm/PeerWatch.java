@@ -37,6 +37,19 @@ final class PeerWatch {
         java.util.Arrays.fill(pids, -1);
     }
 
+    /** The rank each peer has in the messages, where it differs from its rank here (a host's group); or null. */
+    private volatile int[] names;
+
+    /** Messages name peer {@code p} {@code worldRanks[p]}: the rank the program knows, not the host group's. */
+    void names(int[] worldRanks) {
+        this.names = worldRanks.clone();
+    }
+
+    String name(int p) {
+        int[] n = names;
+        return "rank " + (n == null || p < 0 || p >= n.length ? p : n[p]);
+    }
+
     void watch(int peer, long pid, Path file) {
         files[peer] = file;
         pids[peer] = pid;
@@ -106,11 +119,11 @@ final class PeerWatch {
             if (!isAlive(pid)) {
                 pids[p] = -1;
                 ShmSegment.delete(files[p]); // its owner cannot remove it any more
-                inbox.peerLost(Frame.peerGone(p, "rank " + p + " (pid " + pid + ") died: its process is gone "
-                        + "(noticed while " + doing + (peer >= 0 ? " rank " + peer : "") + ")"));
+                inbox.peerLost(Frame.peerGone(p, name(p) + " (pid " + pid + ") died: its process is gone "
+                        + "(noticed while " + doing + (peer >= 0 ? " " + name(peer) : "") + ")"));
                 dead = dead < 0 ? p : dead;
                 if (doing.startsWith("sending") && p == peer) {
-                    throw new PeerLostException(p, "rank " + p + " (pid " + pid + ") died: its process is gone "
+                    throw new PeerLostException(p, name(p) + " (pid " + pid + ") died: its process is gone "
                             + "(noticed while sending to it)", null);
                 }
             }

@@ -295,13 +295,21 @@ public final class ShmTransport extends AbstractTransport {
         }
     }
 
+    /**
+     * Has this transport's messages name its rank {@code p} as {@code worldRanks[p]}: where it connects the ranks
+     * of one host of a larger job, the ranks the program knows (its exceptions' rank fields stay this transport's).
+     */
+    public void nameRanks(int[] worldRanks) {
+        watch.names(worldRanks);
+    }
+
     /** A wait in the arena, every 16th turn: fails if closed, drains the rings, checks that the peers live. */
     void checkPeersFromArena() {
         ensureOpen();
         progress();
         int dead = watch.check(-1, "waiting in the shared-memory arena");
         if (dead >= 0) {
-            throw new PeerLostException(dead, "rank " + dead + " died: its process is gone (noticed while "
+            throw new PeerLostException(dead, watch.name(dead) + " died: its process is gone (noticed while "
                     + "waiting for it in the shared-memory arena)", null);
         }
     }

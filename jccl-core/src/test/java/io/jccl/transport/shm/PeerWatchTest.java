@@ -107,6 +107,27 @@ class PeerWatchTest {
         }
     }
 
+    /**
+     * Where the shm transport joins one host's ranks of a larger job, its messages name a dead peer as the job
+     * knows it: local rank 0 of the host holding world ranks 2 and 3 is rank 2 (a message said "rank 0 (pid ...)
+     * died" on the multi-host bed), while the frame's source stays the local rank, which the hybrid transport maps.
+     */
+    @Test
+    void aDeadPeerShouldBeNamedByItsRankInTheJob(@TempDir Path dir) throws Exception {
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Inbox inbox = new Inbox(2);
+        PeerWatch watch = new PeerWatch(1, 2, inbox);
+        watch.names(new int[] {2, 3});
+        watch.watch(0, gone.pid(), dir.resolve("jccl-w-0.shm"));
+        Thread.sleep(PeerWatch.CHECK_NANOS / 1_000_000 + 10);
+        assertEquals(0, watch.check(0, "waiting for"));
+        Frame lost = inbox.pendingAbort(0, 0);
+        assertEquals(0, lost.header().source());
+        assertEquals("rank 2 (pid " + gone.pid() + ") died: its process is gone (noticed while waiting for rank 2)",
+                new String((byte[]) lost.payload(), StandardCharsets.UTF_8));
+    }
+
     @Test
     @EnabledOnOs(OS.LINUX)
     void theSegmentOfAZombieShouldBeRemovedAsStale(@TempDir Path dir) throws Exception {
