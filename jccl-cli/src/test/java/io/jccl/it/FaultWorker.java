@@ -14,7 +14,8 @@ import java.time.Duration;
  * A rank for the fault tests, started as its own JVM. Mode (first argument):
  * {@code ok}: allreduces; {@code allgather}: allgathers; {@code exit}: rank {@code victim} exits with status 3 before the first one;
  * {@code kill}: rank {@code victim} kills itself with SIGKILL in the middle of the allreduces;
- * {@code kill-hierarchical}: the same in the middle of 16 MiB HIERARCHICAL allreduces (pipelined in 4 chunks);
+ * {@code kill-hierarchical}: the same in the middle of 16 MiB HIERARCHICAL allreduces (pipelined in 4 chunks where
+ * the tuning file says the link between hosts is the limit);
  * {@code stall}: rank {@code victim} sleeps instead of joining; {@code close}: another thread of rank
  * {@code victim} closes its communicator while it is in the allreduces. The victim of {@code kill} prints
  * {@code KILL <epoch ms>} first. Survivors print {@code DETECTED <epoch ms>} and one line

@@ -10,8 +10,9 @@ import io.jccl.step.CollectiveCall;
  * to every other host once: T(H-1)/H over its link, the minimum (a flat ring sends T(P-1)/P through the busiest
  * link: 3T/4 at 2 x 2); then within each host, a ring allgather in which local rank i passes on the H blocks it
  * holds (those of local index i on every host). T is the output's bytes. From 2 {@link HostPipeline#CHUNK_BYTES}
- * of output up, pipelined ({@link HostPipeline}): piece j of every block crosses the hosts on a second thread while
- * the host passes on piece j - 1.
+ * of output up, where the link between hosts is the limit ({@link Topology#overlapsHosts}), pipelined
+ * ({@link HostPipeline}): piece j of every block crosses the hosts on a second thread while the host passes on
+ * piece j - 1.
  */
 public final class HierarchicalAllGather extends HierarchicalAlgorithm {
     @Override
@@ -25,7 +26,8 @@ public final class HierarchicalAllGather extends HierarchicalAlgorithm {
         int h = topology.hosts();
         int l = Math.max(1, topology.ranksPerHost());
         double t = (double) bytes * topology.world();
-        return messages.micros(h - 1, t * (h - 1) / h) + topology.intraHost(messages).micros(l - 1, t * (l - 1) / l);
+        return HostPipeline.micros(topology.intraHost(messages).micros(l - 1, t * (l - 1) / l),
+                messages.micros(h - 1, t * (h - 1) / h), (long) t, topology, messages);
     }
 
     @Override
@@ -48,7 +50,7 @@ public final class HierarchicalAllGather extends HierarchicalAlgorithm {
                 hostBlocks[k][h] = at.byHost[h][k] * c;
             }
         }
-        int chunks = HostPipeline.chunks(output.byteSize(), c);
+        int chunks = HostPipeline.chunks(call, output.byteSize(), c);
         // piece j of every block crosses the hosts while the host passes on piece j - 1 (one piece: no pipeline)
         int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
         int perChunk = hosts - 1 + l - 1;

@@ -24,10 +24,11 @@ import io.jccl.step.CollectiveCall;
  * sums the H in host order; every leader sends the total to its host's ranks. One step over the network instead of
  * 2(H-1), T(H-1) bytes over each host's link (T at 2 hosts, as the rings), and the same bits on every rank.
  *
- * <p>Pipelined from 2 {@link HostPipeline#CHUNK_BYTES} up: the data goes in chunks (at most
- * {@link HostPipeline#MAX_CHUNKS}), and the inter-host phase of one chunk runs on a second thread while the call's
- * thread runs the intra-host phases of its neighbours, so the link is not idle while the ranks of a host reduce or
- * gather (see {@link #pipelined}).
+ * <p>Pipelined from 2 {@link HostPipeline#CHUNK_BYTES} up where the link between hosts is the limit
+ * ({@link Topology#overlapsHosts}): the data goes in chunks (at most {@link HostPipeline#MAX_CHUNKS}), and the
+ * inter-host phase of one chunk runs on a second thread while the call's thread runs the intra-host phases of its
+ * neighbours, so the link is not idle while the ranks of a host reduce or gather (see {@link #pipelined}). Where
+ * the CPU is the limit the phases run one after the other on the call's thread.
  */
 public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
     /**
@@ -48,11 +49,9 @@ public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
 
     /**
      * 2(L-1) steps at the intra-host cost moving 2T(L-1)/L bytes per rank, then 2(H-1) steps at the inter-host cost
-     * moving 2T(H-1)/H bytes through each host's link (its L ranks' shares together). The sum even where the data
-     * is pipelined: the overlap pays only where the link, not the CPU, is the limit (2 x 2 bed at 1 Gbit/s, 64 MiB:
-     * 0.67-0.71 s unpipelined, 0.57-0.59 s pipelined), and there this algorithm is the cheapest anyway; where the
-     * CPU is the limit (the same bed unlimited, 4 ranks on 2 cores) the two threads compete and the ring is faster
-     * (docs/performance.md). A model of max(within, across) made AUTO pick this over the ring there.
+     * moving 2T(H-1)/H bytes through each host's link (its L ranks' shares together): their sum, or where the
+     * phases overlap ({@link Topology#overlapsHosts}: the link, not the CPU, is the limit) the longer of the two and
+     * a chunk's share of the other ({@link HostPipeline#micros}).
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
@@ -63,7 +62,8 @@ public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
         if (bytes <= LEADERS_MAX_BYTES) { // HostLeaders
             return HostLeaders.predictMicros(t, l, h, within, messages);
         }
-        return within.micros(2 * (l - 1), 2 * t * (l - 1) / l) + messages.micros(2 * (h - 1), 2 * t * (h - 1) / h);
+        return HostPipeline.micros(within.micros(2 * (l - 1), 2 * t * (l - 1) / l),
+                messages.micros(2 * (h - 1), 2 * t * (h - 1) / h), bytes, topology, messages);
     }
 
     public static void allReduce(CollectiveCall call, Buf data, ReduceOp op) {
@@ -72,7 +72,7 @@ public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
         if (data.byteSize() <= LEADERS_MAX_BYTES) {
             HostLeaders.allReduce(call, at, data, op, 0);
         } else {
-            pipelined(call, at, data, op, HostPipeline.chunks(data.byteSize(), data.count()));
+            pipelined(call, at, data, op, HostPipeline.chunks(call, data.byteSize(), data.count()));
         }
     }
 

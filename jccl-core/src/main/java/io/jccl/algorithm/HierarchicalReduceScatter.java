@@ -11,8 +11,9 @@ import io.jccl.step.CollectiveCall;
  * ring-reduce-scatter those, so each ends with its own block summed over every rank. A host sends each of its L
  * ranks' H-1 foreign blocks once: T(H-1)/H over its link, the minimum (a flat ring: T(P-1)/P through the busiest
  * link, 3T/4 at 2 x 2). T is the input's bytes. The order of the additions is fixed by the layout. From 2
- * {@link HostPipeline#CHUNK_BYTES} of input up, pipelined ({@link HostPipeline}): piece j of every block is reduced
- * across the hosts on a second thread while the host reduces piece j + 1.
+ * {@link HostPipeline#CHUNK_BYTES} of input up, where the link between hosts is the limit
+ * ({@link Topology#overlapsHosts}), pipelined ({@link HostPipeline}): piece j of every block is reduced across the
+ * hosts on a second thread while the host reduces piece j + 1.
  */
 public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
     @Override
@@ -26,7 +27,8 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
         int h = topology.hosts();
         int l = Math.max(1, topology.ranksPerHost());
         double t = (double) bytes * topology.world();
-        return topology.intraHost(messages).micros(l - 1, t * (l - 1) / l) + messages.micros(h - 1, t * (h - 1) / h);
+        return HostPipeline.micros(topology.intraHost(messages).micros(l - 1, t * (l - 1) / l),
+                messages.micros(h - 1, t * (h - 1) / h), (long) t, topology, messages);
     }
 
     @Override
@@ -48,7 +50,7 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
         for (int h = 0; h < hosts; h++) {
             railGroups[h] = new int[] {at.rail[h] * c};
         }
-        int chunks = HostPipeline.chunks(work.byteSize(), c);
+        int chunks = HostPipeline.chunks(call, work.byteSize(), c);
         // piece j of every block is reduced across the hosts while the host reduces piece j + 1 (one: no pipeline)
         int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
         int perChunk = l - 1 + hosts - 1;

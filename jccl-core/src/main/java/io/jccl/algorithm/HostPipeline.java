@@ -31,9 +31,29 @@ final class HostPipeline {
     private HostPipeline() {
     }
 
-    /** How many chunks for {@code bytes} of data of {@code elements} elements: 1 (no pipeline) below 2 chunks. */
+    /**
+     * How many chunks for {@code bytes} of data of {@code elements} elements in {@code call}: 1 (no pipeline) below 2
+     * chunks, or where the call's communicator does not overlap the phases within and across hosts
+     * ({@link CollectiveCall#overlapsHosts}, from {@link Topology#overlapsHosts}).
+     */
+    static int chunks(CollectiveCall call, long bytes, int elements) {
+        return call.overlapsHosts() ? chunks(bytes, elements) : 1;
+    }
+
+    /** How many chunks for {@code bytes} of data of {@code elements} elements where the phases overlap. */
     static int chunks(long bytes, int elements) {
         return (int) Math.max(1, Math.min(Math.min(MAX_CHUNKS, bytes / CHUNK_BYTES), elements));
+    }
+
+    /**
+     * The predicted time of phases within hosts ({@code within} us in all) and across hosts ({@code across} us) on
+     * {@code bytes} of data per rank: their sum where {@code topology} does not overlap them
+     * ({@link Topology#overlapsHosts}), else the longer of the two and one chunk's share of the shorter (the
+     * pipeline's fill and drain).
+     */
+    static double micros(double within, double across, long bytes, Topology topology, LinkCost messages) {
+        int k = topology.overlapsHosts(messages) ? chunks(bytes, Integer.MAX_VALUE) : 1;
+        return k == 1 ? within + across : Math.max(within, across) + Math.min(within, across) / k;
     }
 
     /**

@@ -69,6 +69,32 @@ public record Topology(int world, String transport, boolean subGroup, boolean ar
         return true;
     }
 
+    /**
+     * How many times the cost per byte of messages within a host the link between hosts must cost, at least, to
+     * count as the limit of an algorithm across hosts ({@link #overlapsHosts}). On the 2 x 2 test bed at 1 Gbit/s
+     * the ratio is 13.7 (0.0085 against 0.00062 us/B, {@code jccl tune --hosts 2 --link 1gbit}) and the pipeline
+     * makes a 64 MiB allreduce 0.574 s where it takes 0.658 s without; on the same bed unlimited it is 3.2 (0.00165
+     * against 0.00052: the veth pair's bytes cost the same cores as the ranks' copies) and the pipeline makes it
+     * 1.4x slower (docs/performance.md, "Pipelined only where the link is the limit").
+     */
+    public static final double LINK_BOUND_RATIO = 6;
+
+    /**
+     * Whether the hierarchical algorithms overlap their phases within and across hosts (their pipeline of chunks,
+     * with a second thread per rank for the phase across hosts): only where the link between hosts, whose cost is
+     * {@code messages}, is the limit and not the CPU, that is where a byte between hosts costs
+     * {@link #LINK_BOUND_RATIO} times a byte within a host or more. Where the CPU is the limit the second thread
+     * competes with the first for it and the overlap costs more than it gains. A function of the layout and the
+     * cost model's parameters, which every rank of a job shares, so every rank decides alike.
+     *
+     * @param messages the cost of messages between hosts
+     * @return whether the phases within and across hosts overlap
+     */
+    public boolean overlapsHosts(LinkCost messages) {
+        return multiHost() && intraHost != null
+                && messages.betaMicrosPerByte() >= LINK_BOUND_RATIO * intraHost.betaMicrosPerByte();
+    }
+
     /** The cost of messages within a host: {@link #intraHost} when known, else {@code messages}. */
     public LinkCost intraHost(LinkCost messages) {
         return intraHost != null ? intraHost : messages;

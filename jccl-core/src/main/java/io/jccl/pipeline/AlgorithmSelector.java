@@ -90,6 +90,15 @@ public final class AlgorithmSelector {
     }
 
     /**
+     * Whether the hierarchical algorithms overlap their phases within and across hosts on this communicator
+     * ({@link Topology#overlapsHosts}): where the link between hosts, not the CPU, is the limit by the model's
+     * parameters.
+     */
+    public boolean overlapsHosts() {
+        return topology.overlapsHosts(messages);
+    }
+
+    /**
      * Predicted microseconds of {@code a} for {@code op} on {@code bytes} ({@link CollectiveAlgorithm#predictMicros});
      * NaN if no such algorithm is registered.
      */

@@ -247,7 +247,7 @@ final class CallFactory {
         }
         CollectiveAlgorithm placeholder = registry.get(OpType.BARRIER, Algorithm.DISSEMINATION);
         return new PreparedCall(OpType.BARRIER, DataType.UINT8, 0, 0, null, Algorithm.DIRECT, placeholder, timeout,
-                (call, algorithm) -> {
+                false, (call, algorithm) -> {
                     int p = call.size();
                     if (p == 1) {
                         return;
@@ -298,7 +298,9 @@ final class CallFactory {
             throw new IllegalArgumentException(op.label() + ": " + unsupported);
         }
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
-        return new PreparedCall(op, dtype, count, root, reduceOp, algorithm, implementation, timeout, body);
+        // across hosts the cost model says whether the link or the CPU is the limit (selector() reads it once)
+        boolean overlap = topology.multiHost() && selector().overlapsHosts();
+        return new PreparedCall(op, dtype, count, root, reduceOp, algorithm, implementation, timeout, overlap, body);
     }
 
     /** This communicator as the algorithms see it. */

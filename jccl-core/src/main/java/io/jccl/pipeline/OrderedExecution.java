@@ -102,6 +102,7 @@ final class OrderedExecution {
             CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(),
                     counters, scratch, startNanos);
             call.observe(recorder, record);
+            call.overlapHosts(p.overlapHosts());
             recorder.started(record, progress, seq, startNanos);
             if (log.isTrace(io.jccl.diag.DebugLog.Subsys.COLL)) {
                 log.trace(io.jccl.diag.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "

@@ -49,6 +49,8 @@ public final class CollectiveCall {
     private java.util.BitSet peersReceived;
 
     private final io.jccl.transport.ArrayPool scratch;
+    /** {@link #overlapsHosts}. */
+    private boolean overlapHosts;
     /** The flight recorder that learns where this call waits, or null; and this call's record there. */
     private io.jccl.diag.FlightRecorder recorder;
     private long recordId = -1;
@@ -95,6 +97,7 @@ public final class CollectiveCall {
     }
 
     private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase, boolean detached) {
+        this.overlapHosts = parent.overlapHosts;
         this.recorder = parent.recorder;
         this.recordId = parent.recordId;
         this.transport = parent.transport;
@@ -211,6 +214,24 @@ public final class CollectiveCall {
     }
 
     /** Has {@code r} learn, under record {@code id}, the step and peer this call waits at (and its subgroups'). */
+    /**
+     * Has this call (and every subgroup made of it afterwards) overlap the phases within and across hosts of the
+     * hierarchical algorithms, or not ({@link #overlapsHosts}); off by default. Every rank must set it alike: the
+     * pipeline sets it from the cost model that every rank of the job shares.
+     */
+    public void overlapHosts(boolean on) {
+        this.overlapHosts = on;
+    }
+
+    /**
+     * Whether the hierarchical algorithms run their phases within and across hosts at once, in a pipeline of chunks
+     * with a second thread for the phase across hosts (where the link between hosts is the limit), rather than one
+     * after the other.
+     */
+    public boolean overlapsHosts() {
+        return overlapHosts;
+    }
+
     public void observe(io.jccl.diag.FlightRecorder r, long id) {
         this.recorder = r;
         this.recordId = id;

@@ -55,7 +55,7 @@ class HierarchicalAllReduceTest {
 
         @Override public int rank() { return t.rank(); }
         @Override public int size() { return t.size(); }
-        @Override public String name() { return "local+local"; }
+        @Override public String name() { return "local+tcp"; }
         @Override public void send(int dst, FrameHeader h, DataType d, Object p, int o) { t.send(dst, h, d, p, o); }
         @Override public Frame receive(int src, int stream, long deadline) throws InterruptedException {
             return t.receive(src, stream, deadline);
@@ -74,13 +74,29 @@ class HierarchicalAllReduceTest {
         @Override public void close() { t.close(); }
     }
 
+    /**
+     * The cost model's parameters of a link between hosts that is the limit (the 2 x 2 bed's at 1 Gbit/s: 17 times
+     * the cost per byte of the built-in messages within a host), where the hierarchical algorithms pipeline.
+     */
+    private static final String LINK_BOUND = "tcp.link.alpha_us=22.8\ntcp.link.beta_us_per_byte=0.0085\n";
+
     /** Runs {@code body} on one communicator per rank of {@code hostOf}'s layout; the results in rank order. */
     private static <T> List<T> run(int[] hostOf, Function<Communicator, T> body) throws Exception {
+        return run(hostOf, false, body);
+    }
+
+    /**
+     * As {@link #run(int[], Function)}, with the built-in cost model (the CPU the limit: the phases within and
+     * across hosts one after the other) or, when {@code linkBound}, {@link #LINK_BOUND}'s (pipelined).
+     */
+    private static <T> List<T> run(int[] hostOf, boolean linkBound, Function<Communicator, T> body)
+            throws Exception {
         QueueMesh mesh = QueueMesh.create(hostOf.length);
         List<CompletableFuture<T>> futures = new ArrayList<>();
+        CommunicatorConfig config = CommunicatorConfig.fromEnvironment()
+                .withTuneParameters(linkBound ? LINK_BOUND : "");
         for (int r = 0; r < hostOf.length; r++) {
-            Communicator c = new DefaultCommunicator(new LaidOut(mesh.endpoint(r), hostOf),
-                    CommunicatorConfig.fromEnvironment());
+            Communicator c = new DefaultCommunicator(new LaidOut(mesh.endpoint(r), hostOf), config);
             futures.add(CompletableFuture.supplyAsync(() -> {
                 try (c) {
                     return body.apply(c);
@@ -112,7 +128,7 @@ class HierarchicalAllReduceTest {
         // 8,193: floats through the hosts' leaders, doubles (above LEADERS_MAX_BYTES) through the rings
         assertEquals(8192 * 8, HierarchicalAllReduce.LEADERS_MAX_BYTES);
         for (int n : new int[] {1, 3, 1000, 8193, 300_001}) {
-            checkSums(hostOf, n);
+            checkSums(hostOf, n, false);
         }
     }
 
@@ -126,9 +142,72 @@ class HierarchicalAllReduceTest {
         int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
         int n = 2_100_001;
         assertTrue((long) n * 4 >= 2 * HostPipeline.CHUNK_BYTES, "floats must fill two chunks");
-        checkSums(hostOf, n);
+        checkSums(hostOf, n, true);
         assertEquals(0, Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().startsWith("jccl-hierarchical")).count(), "threads left behind");
+    }
+
+    /**
+     * The pipeline's second thread runs where the cost model says the link between hosts is the limit, and only
+     * there: a watcher looks for it while 16 MB allreduces run, with the built-in model (no thread) and with
+     * {@link #LINK_BOUND} (a thread); the sums are exact both ways.
+     */
+    @Test
+    void pipelinesOnlyWhereTheLinkIsTheLimit() throws Exception {
+        int[] hostOf = {0, 0, 1, 1};
+        int n = 4 << 20;
+        for (boolean linkBound : new boolean[] {false, true}) {
+            java.util.concurrent.atomic.AtomicBoolean seen = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread watcher = new Thread(() -> {
+                while (!done.get()) {
+                    if (Thread.getAllStackTraces().keySet().stream()
+                            .anyMatch(t -> t.getName().startsWith("jccl-hierarchical"))) {
+                        seen.set(true);
+                    }
+                    Thread.onSpinWait();
+                }
+            }, "pipeline-watcher");
+            watcher.start();
+            List<float[]> got;
+            try {
+                got = run(hostOf, linkBound, c -> {
+                    float[] x = new float[n];
+                    for (int k = 0; k < 3; k++) {
+                        Arrays.fill(x, c.rank() + 1);
+                        c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
+                    }
+                    return x;
+                });
+            } finally {
+                done.set(true);
+                watcher.join();
+            }
+            assertEquals(linkBound, seen.get(), linkBound ? "a link that is the limit: no pipeline thread ran"
+                    : "the CPU the limit: a pipeline thread ran");
+            for (float[] x : got) {
+                for (int i = 0; i < n; i += 4099) {
+                    assertEquals(10f, x[i], 0f, "element " + i);
+                }
+            }
+        }
+    }
+
+    /** The rule, on the figures `jccl tune --hosts 2` measured on the test bed, and on the built-in ones. */
+    @Test
+    void theLinkIsTheLimitOnTheGigabitBedAndNotUnlimited() {
+        int[] twoByTwo = {0, 0, 1, 1};
+        Topology bed = new Topology(4, "shm+tcp", false, false, 0, twoByTwo, null);
+        // docs/bench/tune-bed-2x2-1gbit-session13.txt: tcp 22.8 us, 0.008493 us/B; shm 1.53 us, 0.000619 us/B
+        assertTrue(bed.withIntraHost(new LinkCost(1.53, 0.000619)).overlapsHosts(new LinkCost(22.8, 0.008493)));
+        // docs/bench/tune-bed-2x2-unlimited-session14.properties: tcp 52.8 us, 0.00165 us/B; shm 0.55, 0.000518
+        assertTrue(!bed.withIntraHost(new LinkCost(0.55, 0.000518)).overlapsHosts(new LinkCost(52.8, 0.00165)));
+        assertTrue(!new AlgorithmSelector(CostModel.defaults(), bed).overlapsHosts(), "the built-in figures");
+        assertTrue(new AlgorithmSelector(CostModel.defaults().with("tcp", "link", 22.8, 0.008493), bed)
+                .overlapsHosts(), "a gigabit link between hosts");
+        // one host, or no layout: nothing to overlap
+        Topology oneHost = new Topology(4, "shm+tcp", false, false, 0, new int[] {0, 0, 0, 0}, null);
+        assertTrue(!oneHost.withIntraHost(new LinkCost(1, 0.0001)).overlapsHosts(new LinkCost(20, 0.01)));
     }
 
     /**
@@ -139,7 +218,7 @@ class HierarchicalAllReduceTest {
     void pipelineFailsEveryRankNamingARankThatLeftAndLeavesNoThread() throws Exception {
         int[] hostOf = {0, 0, 1, 1};
         int n = 4_000_000;
-        List<String> outcomes = run(hostOf, c -> {
+        List<String> outcomes = run(hostOf, true, c -> {
             if (c.rank() == 3) {
                 return "left";
             }
@@ -159,11 +238,11 @@ class HierarchicalAllReduceTest {
                 .filter(t -> t.getName().startsWith("jccl-hierarchical")).count(), "threads left behind");
     }
 
-    private static void checkSums(int[] hostOf, int n) throws Exception {
+    private static void checkSums(int[] hostOf, int n, boolean linkBound) throws Exception {
         int p = hostOf.length;
         {
             // integers in floats: every order gives the exact sum
-            List<float[]> ints = run(hostOf, c -> {
+            List<float[]> ints = run(hostOf, linkBound, c -> {
                 float[] x = new float[n];
                 for (int i = 0; i < n; i++) {
                     x[i] = (c.rank() + 1) * 1000 + i % 977;
@@ -178,12 +257,12 @@ class HierarchicalAllReduceTest {
                 }
             }
             // doubles of wild magnitudes: the same bits on every rank and in a second run, within the bound
-            List<double[]> first = run(hostOf, c -> {
+            List<double[]> first = run(hostOf, linkBound, c -> {
                 double[] x = input(c.rank(), n, n);
                 c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
                 return x;
             });
-            List<double[]> second = run(hostOf, c -> {
+            List<double[]> second = run(hostOf, linkBound, c -> {
                 double[] x = input(c.rank(), n, n);
                 c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
                 return x;
@@ -245,8 +324,11 @@ class HierarchicalAllReduceTest {
     void gathersEveryBlockInRankOrder(String layout) throws Exception {
         int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
         int p = hostOf.length;
-        for (int c : new int[] {1, 7, 300_000, 700_001}) { // 700,001: 11.2 MB and more, pipelined (HostPipeline)
-            List<float[]> got = run(hostOf, comm -> {
+        // 700,001: 11.2 MB and more, pipelined (HostPipeline) where the link is the limit; run both ways
+        for (int size : new int[] {1, 7, 300_000, 700_001, -700_001}) {
+            boolean linkBound = size < 0;
+            int c = Math.abs(size);
+            List<float[]> got = run(hostOf, linkBound, comm -> {
                 float[] in = new float[c];
                 for (int i = 0; i < c; i++) {
                     in[i] = comm.rank() * 1_000_000 + i;
@@ -274,8 +356,11 @@ class HierarchicalAllReduceTest {
     void reduceScattersExactSumsIntoEveryRanksBlock(String layout) throws Exception {
         int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
         int p = hostOf.length;
-        for (int c : new int[] {1, 7, 300_000, 700_001}) { // 700,001: 11.2 MB and more, pipelined (HostPipeline)
-            List<float[]> got = run(hostOf, comm -> {
+        // 700,001: 11.2 MB and more, pipelined (HostPipeline) where the link is the limit; run both ways
+        for (int size : new int[] {1, 7, 300_000, 700_001, -700_001}) {
+            boolean linkBound = size < 0;
+            int c = Math.abs(size);
+            List<float[]> got = run(hostOf, linkBound, comm -> {
                 float[] in = new float[c * p];
                 for (int k = 0; k < in.length; k++) {
                     in[k] = (comm.rank() + 1) * 100 + k % 1000;
