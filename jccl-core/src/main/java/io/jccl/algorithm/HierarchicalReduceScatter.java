@@ -39,7 +39,10 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
         HostLayout at = HostLayout.of(call);
         int hosts = at.hosts();
         int l = at.local.length;
-        Buf work = call.scratchCopy(operands.input()); // the input stays as it was (and may hold the output)
+        // the input stays as it was (and may hold the output): the host's ring reads it as the base of its
+        // reductions (HostLayout.ringOfGroups), which write the blocks this rank sums into the work buffer
+        Buf input = operands.input();
+        Buf work = call.scratch(input.dtype(), input.count());
         int[][] hostGroups = new int[l][hosts]; // local rank k gathers the sums of the blocks of local index k
         for (int k = 0; k < l; k++) {
             for (int h = 0; h < hosts; h++) {
@@ -55,7 +58,7 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
         int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
         int perChunk = l - 1 + hosts - 1;
         HostPipeline.run(call, chunks, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk), work,
-                HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(), 1,
+                input, HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(), 1,
                 "within the host"), j -> {
                     CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk + l - 1);
                     HostLayout.ringOfGroups(rail, work, HostLayout.shift(railGroups, pieces[j]),

@@ -75,22 +75,55 @@ final class HostLayout {
      */
     static void ringOfGroups(CollectiveCall group, Buf data, int[][] groups, int c, ReduceOp op, int shift,
                              String phase) {
+        ringOfGroups(group, data, null, groups, c, op, shift, phase);
+    }
+
+    /**
+     * As above; for a reduce-scatter with {@code base} (then {@code data} may start with anything): the partial
+     * sums are {@code base}'s, so step 0 sends {@code base}'s blocks and every block received becomes base op
+     * payload in {@code data} (each block is received once, and sent on from {@code data}), the same operations as
+     * on a copy of {@code base} without the copy.
+     */
+    static void ringOfGroups(CollectiveCall group, Buf data, Buf base, int[][] groups, int c, ReduceOp op,
+                             int shift, String phase) {
         int n = group.size();
         int k = group.rank();
+        int seg = Math.max(1, RingAllReduce.SEGMENT_BYTES / data.dtype().sizeBytes());
         for (int s = 0; s < n - 1; s++) {
             group.step(s, phase);
             int[] out = groups[Math.floorMod(k - s - shift, n)];
             int[] in = groups[Math.floorMod(k - s - shift - 1, n)];
-            CollectiveCall.Receive[] posted = new CollectiveCall.Receive[in.length];
-            for (int b = 0; b < in.length; b++) {
-                posted[b] = group.postRecv(Math.floorMod(k - 1, n), data.slice(in[b], c), op);
+            // as the ring's steps: blocks in segments of at most SEGMENT_BYTES, every receive posted first, and
+            // segment j + 1 sent before segment j is waited for (whole blocks of 16 MiB took twice the CPU)
+            Buf[] outs = segments(base != null && s == 0 ? base : data, out, c, seg);
+            Buf[] ins = segments(data, in, c, seg);
+            Buf[] bases = base == null ? null : segments(base, in, c, seg);
+            CollectiveCall.Receive[] posted = new CollectiveCall.Receive[ins.length];
+            for (int j = 0; j < ins.length; j++) {
+                posted[j] = group.postRecv(Math.floorMod(k - 1, n), ins[j], op, bases == null ? null : bases[j]);
             }
-            for (int at : out) {
-                group.send((k + 1) % n, data.slice(at, c));
-            }
-            for (CollectiveCall.Receive p : posted) {
-                group.complete(p);
+            group.send((k + 1) % n, outs[0]);
+            for (int j = 0; j < Math.max(outs.length, ins.length); j++) {
+                if (j + 1 < outs.length) {
+                    group.send((k + 1) % n, outs[j + 1]);
+                }
+                if (j < ins.length) {
+                    group.complete(posted[j]);
+                }
             }
         }
+    }
+
+    /** The blocks of {@code c} elements at {@code offsets} of {@code b}, each cut in segments of {@code seg}. */
+    private static Buf[] segments(Buf b, int[] offsets, int c, int seg) {
+        int per = Math.max(1, (c + seg - 1) / seg); // an empty block is one empty segment
+        Buf[] out = new Buf[offsets.length * per];
+        for (int i = 0; i < offsets.length; i++) {
+            Buf block = b.slice(offsets[i], c);
+            for (int j = 0; j < per; j++) {
+                out[i * per + j] = RingAllReduce.segment(block, j, seg);
+            }
+        }
+        return out;
     }
 }
