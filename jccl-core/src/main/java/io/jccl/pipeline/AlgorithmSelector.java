@@ -26,6 +26,8 @@ public final class AlgorithmSelector {
     private final Topology topology;
     private final LinkCost messages;
     private final LinkCost arena;
+    /** {@link #overlapsHosts()}, decided once. */
+    private final boolean overlapsHosts;
     /** Choices made so far, by operation and bytes: the same sizes recur every step of a training loop. */
     private final java.util.concurrent.ConcurrentHashMap<Long, Algorithm> chosen =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -54,6 +56,7 @@ public final class AlgorithmSelector {
         this.messages = LinkCost.of(model.link(between));
         this.arena = LinkCost.of(model.arena(name));
         this.topology = plus < 0 ? topology : topology.withIntraHost(LinkCost.of(model.link(name.substring(0, plus))));
+        this.overlapsHosts = this.topology.overlapsHosts(messages); // asked on every call across hosts
     }
 
     /**
@@ -95,7 +98,7 @@ public final class AlgorithmSelector {
      * parameters.
      */
     public boolean overlapsHosts() {
-        return topology.overlapsHosts(messages);
+        return overlapsHosts;
     }
 
     /**

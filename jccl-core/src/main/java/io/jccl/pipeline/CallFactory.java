@@ -37,6 +37,8 @@ final class CallFactory {
     private volatile AlgorithmSelector selector;
     /** This communicator as the algorithms see it: its transport's arena and layout do not change. */
     private final Topology topology;
+    /** {@link Topology#multiHost()} of {@link #topology}, asked on every call. */
+    private final boolean multiHost;
 
     CallFactory(Transport transport, CommunicatorConfig config) {
         this.transport = transport;
@@ -45,6 +47,7 @@ final class CallFactory {
         SharedArena a = transport.arena();
         this.topology = new Topology(transport.size(), transport.name(), transport instanceof SubTransport, a != null,
                 a == null ? 0 : a.bufferBytes(), transport.hostOf(), null);
+        this.multiHost = topology.multiHost();
     }
 
     ArgumentChecks checks() {
@@ -299,7 +302,7 @@ final class CallFactory {
         }
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
         // across hosts the cost model says whether the link or the CPU is the limit (selector() reads it once)
-        boolean overlap = topology.multiHost() && selector().overlapsHosts();
+        boolean overlap = multiHost && selector().overlapsHosts();
         return new PreparedCall(op, dtype, count, root, reduceOp, algorithm, implementation, timeout, overlap, body);
     }
 
