@@ -9,8 +9,9 @@ import java.util.Objects;
  *
  * <p>Array tensors are read and written in place. A {@link ByteBuffer} (direct or heap) is read from its position
  * to its limit in the buffer's own {@link ByteBuffer#order() byte order}, as {@code getFloat}/{@code putFloat}
- * would; a collective copies it into a Java array, runs, and copies the result back (one copy each way), except a
- * buffer from {@link Communicator#allocate}, which peers on shared memory read in place. Half-precision types travel as raw bits in a {@code short[]}; {@code byte[]} carries INT8 or UINT8.
+ * would. Over TCP (a transport with no shared arena) a direct buffer is worked on in place: sent from and received
+ * into as it is. Elsewhere a collective copies it into a Java array, runs, and copies the result back (one copy each
+ * way), except a buffer from {@link Communicator#allocate}, which peers on shared memory read in place. Half-precision types travel as raw bits in a {@code short[]}; {@code byte[]} carries INT8 or UINT8.
  */
 public final class Tensor {
     private final DataType dtype;

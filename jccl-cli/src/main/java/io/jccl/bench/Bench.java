@@ -141,8 +141,9 @@ public final class Bench {
     }
 
     /**
-     * As {@link #run(Communicator, OpType, Algorithm, long[], double)}; with {@code registered}, allreduce buffers come
-     * from {@link Communicator#allocate} (filled and read back outside the timed region).
+     * As {@link #run(Communicator, OpType, Algorithm, long[], double)}; with {@code registered}, the buffers come from
+     * {@link Communicator#allocate} (filled and read back outside the timed region; allgather and reduce_scatter then
+     * only out of place).
      */
     public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
                                 boolean registered) {
@@ -155,7 +156,7 @@ public final class Bench {
      */
     public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
                                 boolean registered, java.util.function.LongConsumer sizeDone) {
-        boolean reg = registered && op == OpType.ALL_REDUCE;
+        boolean reg = registered;
         List<Row> rows = new ArrayList<>();
         int n = comm.size();
         CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(
@@ -196,7 +197,7 @@ public final class Bench {
         }
         for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
             float[] w = warmUps.get(i % warmUps.size());
-            timed(comm, op, warmOpts.get(i % warmUps.size()), w, new float[w.length], w.length / n, null);
+            timed(comm, op, warmOpts.get(i % warmUps.size()), w, new float[w.length], w.length / n, null, null);
             if (i % 100 == 99) {
                 agree(comm, new double[iterations(4L * w.length, scale)[1]], new long[1]);
             }
@@ -206,6 +207,7 @@ public final class Bench {
             float[] a = new float[count];
             float[] b = new float[count];
             Tensor shared = reg ? comm.allocate(DataType.FLOAT32, count) : null;
+            Tensor sharedOut = reg ? comm.allocate(DataType.FLOAT32, count) : null;
             int block = count / n;
             int[] it = iterations(4L * count, scale);
             double[] times = new double[it[1]];
@@ -223,7 +225,7 @@ public final class Bench {
                 // the CPU clock is a system call: read before the barrier, not between it and the timed call, whose
                 // first microsecond it would slow (a kernel entry leaves the caches and TLB cold)
                 long c0 = os.getProcessCpuTime();
-                long nanos = timed(comm, op, opts, a, b, block, shared);
+                long nanos = timed(comm, op, opts, a, b, block, shared, sharedOut);
                 long c1 = os.getProcessCpuTime();
                 if (i >= 0) {
                     times[i] = nanos / 1e3;
@@ -249,6 +251,7 @@ public final class Bench {
             double cpuSeconds = cpu / 1e9 / it[1] / sharing;
             if (shared != null) {
                 copy(a, shared, false);
+                copy(b, sharedOut, false);
             }
             long wrong = check(comm, op, a, b, block);
             double inPlaceMedian = Double.NaN;
@@ -333,11 +336,10 @@ public final class Bench {
     /** Copies {@code a} into a tensor from {@link Communicator#allocate} ({@code in}), or back out of it. */
     private static void copy(float[] a, Tensor t, boolean in) {
         if (!t.isBuffer()) {
-            io.jccl.buffer.Buf b = io.jccl.pipeline.Staging.stage(t);
             if (in) {
-                System.arraycopy(a, 0, b.array(), b.offset(), a.length);
+                System.arraycopy(a, 0, t.array(), t.offset(), a.length);
             } else {
-                System.arraycopy(b.array(), b.offset(), a, 0, a.length);
+                System.arraycopy(t.array(), t.offset(), a, 0, a.length);
             }
             return;
         }
@@ -351,33 +353,43 @@ public final class Bench {
 
     /**
      * One timed call: a barrier, then the call between two clock readings; returns the nanoseconds between them
-     * ({@code shared}: allreduce that registered tensor instead). A method of its own, which the warm-up calls too,
+     * ({@code shared}, {@code sharedOut}: on these tensors from {@code allocate} instead of {@code a}, {@code b}). A method of its own, which the warm-up calls too,
      * so that the JIT has compiled it when rows are timed: the loops of {@link #run} stay interpreted (too few
      * iterations for an on-stack compilation; the JIT log of a worker shows no compilation of it), as Open MPI's
      * harness, compiled C, does not. Three alternating runs could not tell it from before (2-rank 4 B-1 KiB rows).
      */
     private static long timed(Communicator comm, OpType op, CollectiveOptions o, float[] a, float[] b, int block,
-                              Tensor shared) {
+                              Tensor shared, Tensor sharedOut) {
         comm.barrier();
         long t0 = System.nanoTime();
         if (shared != null) {
-            comm.allReduce(shared, ReduceOp.SUM, o);
+            runOnce(comm, op, o, shared, sharedOut, block);
         } else {
-            runOnce(comm, op, o, a, b, block);
+            runOnce(comm, op, o, Tensor.of(a), Tensor.of(b), block);
         }
         return System.nanoTime() - t0;
     }
 
-    private static void runOnce(Communicator comm, OpType op, CollectiveOptions o, float[] a, float[] b, int block) {
+    private static void runOnce(Communicator comm, OpType op, CollectiveOptions o, Tensor a, Tensor b, int block) {
         switch (op) {
-            case ALL_REDUCE: comm.allReduce(Tensor.of(a), ReduceOp.SUM, o); break;
-            case BROADCAST: comm.broadcast(Tensor.of(a), 0, o); break;
-            case ALL_GATHER: comm.allGather(Tensor.of(a, 0, block), Tensor.of(b), o); break;
-            case REDUCE_SCATTER: comm.reduceScatter(Tensor.of(a), Tensor.of(b, 0, block), ReduceOp.SUM, o); break;
-            case ALL_TO_ALL: comm.allToAll(Tensor.of(a), Tensor.of(b), o); break;
-            case REDUCE: comm.reduce(Tensor.of(a), 0, ReduceOp.SUM, o); break;
+            case ALL_REDUCE: comm.allReduce(a, ReduceOp.SUM, o); break;
+            case BROADCAST: comm.broadcast(a, 0, o); break;
+            case ALL_GATHER: comm.allGather(head(a, block), b, o); break;
+            case REDUCE_SCATTER: comm.reduceScatter(a, head(b, block), ReduceOp.SUM, o); break;
+            case ALL_TO_ALL: comm.allToAll(a, b, o); break;
+            case REDUCE: comm.reduce(a, 0, ReduceOp.SUM, o); break;
             default: throw new AssertionError(op);
         }
+    }
+
+    /** The first {@code n} elements of {@code t}. */
+    private static Tensor head(Tensor t, int n) {
+        if (!t.isBuffer()) {
+            return Tensor.ofArray(t.dtype(), t.array(), t.offset(), n);
+        }
+        java.nio.ByteBuffer b = t.byteBuffer();
+        b.limit(b.position() + n * t.dtype().sizeBytes());
+        return Tensor.of(b, t.dtype());
     }
 
     /** Elements of this rank's last result that are not exactly what the inputs (rank + 1 everywhere) imply. */

@@ -54,8 +54,9 @@ public final class BenchCommand implements Callable<Integer> {
             description = "allreduce, broadcast, allgather, reducescatter, alltoall, reduce (default: ${DEFAULT-VALUE}).")
     List<String> ops;
 
-    @Option(names = "--registered", description = "Allreduce buffers from Communicator.allocate: on shm they live in "
-            + "shared memory and the shared-memory allreduce reads them in place (rows marked +reg).")
+    @Option(names = "--registered", description = "Buffers from Communicator.allocate (every op; allgather and "
+            + "reduce_scatter out of place only): on shm they live in shared memory and the shared-memory algorithms "
+            + "read them in place (rows marked +reg).")
     boolean registered;
 
     @Option(names = "--late-peer", paramLabel = "SECONDS", description = "Also let rank 0 arrive this many seconds "

@@ -12,6 +12,12 @@ public final class Bufs {
         if (a.dtype() != b.dtype() || a.count() != b.count()) {
             return false;
         }
+        if (a.isMemory()) {
+            a = a.copyOf(0, a.count());
+        }
+        if (b.isMemory()) {
+            b = b.copyOf(0, b.count());
+        }
         int n = a.count();
         switch (a.dtype()) {
             case FLOAT32: {

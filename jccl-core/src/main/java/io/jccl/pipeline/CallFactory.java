@@ -31,6 +31,7 @@ import java.util.List;
  */
 final class CallFactory {
     private final Transport transport;
+    private final Staging staging;
     private final CommunicatorConfig config;
     private final ArgumentChecks checks;
     private final AlgorithmRegistry registry = AlgorithmRegistry.standard();
@@ -42,6 +43,7 @@ final class CallFactory {
 
     CallFactory(Transport transport, CommunicatorConfig config) {
         this.transport = transport;
+        this.staging = new Staging(transport.arena() == null);
         this.config = config;
         this.checks = new ArgumentChecks(transport.rank(), transport.size());
         SharedArena a = transport.arena();
@@ -61,9 +63,9 @@ final class CallFactory {
             if (algorithm.runRegistered(call, t, op, op == ReduceOp.AVG ? world : 1)) {
                 return; // a buffer from allocate(): peers read it in place, nothing is staged
             }
-            Buf b = Staging.stage(t);
+            Buf b = staging.stage(t);
             reduceAll(call, algorithm, b, op, world);
-            Staging.unstage(t, b);
+            staging.unstage(t, b);
         });
     }
 
@@ -84,16 +86,16 @@ final class CallFactory {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
             for (Tensor t : tensors) {
-                Buf b = Staging.stage(t);
+                Buf b = staging.stage(t);
                 b.copyTo(flat, at);
                 at += b.count();
             }
             reduceAll(call, algorithm, flat, op, world);
             at = 0;
             for (Tensor t : tensors) {
-                Buf b = Staging.stage(t);
+                Buf b = staging.stage(t);
                 flat.copyTo(at, b, 0, b.count());
-                Staging.unstage(t, b);
+                staging.unstage(t, b);
                 at += b.count();
             }
         });
@@ -102,18 +104,18 @@ final class CallFactory {
     PreparedCall broadcast(Tensor t, int root, CollectiveOptions o) {
         checks.broadcast(t, root);
         return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, (call, algorithm) -> {
-            Buf b = Staging.stage(t);
+            Buf b = staging.stage(t);
             algorithm.run(call, Operands.inPlace(b, null, root));
-            Staging.unstage(t, b);
+            staging.unstage(t, b);
         });
     }
 
     PreparedCall allGather(Tensor in, Tensor out, CollectiveOptions o) {
         checks.allGather(in, out);
         return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
-            Buf ob = Staging.stage(out);
-            algorithm.run(call, new Operands(Staging.stage(in), ob, null, -1));
-            Staging.unstage(out, ob);
+            Buf ob = staging.stage(out);
+            algorithm.run(call, new Operands(staging.stage(in), ob, null, -1));
+            staging.unstage(out, ob);
         });
     }
 
@@ -121,12 +123,12 @@ final class CallFactory {
         checks.reduceScatter(in, out, op);
         int world = transport.size();
         return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, (call, algorithm) -> {
-            Buf ob = Staging.stage(out);
-            algorithm.run(call, new Operands(Staging.stage(in), ob, op, -1));
+            Buf ob = staging.stage(out);
+            algorithm.run(call, new Operands(staging.stage(in), ob, op, -1));
             if (op == ReduceOp.AVG) {
                 Reductions.divide(ob, world);
             }
-            Staging.unstage(out, ob);
+            staging.unstage(out, ob);
         });
     }
 
@@ -134,13 +136,13 @@ final class CallFactory {
         checks.reduce(t, root, op);
         int world = transport.size();
         return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, (call, algorithm) -> {
-            Buf b = Staging.stage(t);
+            Buf b = staging.stage(t);
             algorithm.run(call, Operands.inPlace(b, op, root));
             if (call.rank() == root) {
                 if (op == ReduceOp.AVG) {
                     Reductions.divide(b, world);
                 }
-                Staging.unstage(t, b);
+                staging.unstage(t, b);
             }
         });
     }
@@ -149,10 +151,10 @@ final class CallFactory {
         checks.gather(in, out, root);
         boolean isRoot = transport.rank() == root;
         return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, (call, algorithm) -> {
-            Buf ob = isRoot ? Staging.stage(out) : null;
-            algorithm.run(call, new Operands(Staging.stage(in), ob, null, root));
+            Buf ob = isRoot ? staging.stage(out) : null;
+            algorithm.run(call, new Operands(staging.stage(in), ob, null, root));
             if (isRoot) {
-                Staging.unstage(out, ob);
+                staging.unstage(out, ob);
             }
         });
     }
@@ -161,18 +163,18 @@ final class CallFactory {
         checks.scatter(in, out, root);
         boolean isRoot = transport.rank() == root;
         return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, (call, algorithm) -> {
-            Buf ob = Staging.stage(out);
-            algorithm.run(call, new Operands(isRoot ? Staging.stage(in) : null, ob, null, root));
-            Staging.unstage(out, ob);
+            Buf ob = staging.stage(out);
+            algorithm.run(call, new Operands(isRoot ? staging.stage(in) : null, ob, null, root));
+            staging.unstage(out, ob);
         });
     }
 
     PreparedCall allToAll(Tensor in, Tensor out, CollectiveOptions o) {
         checks.allToAll(in, out);
         return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
-            Buf ob = Staging.stage(out);
-            algorithm.run(call, new Operands(Staging.stage(in), ob, null, -1));
-            Staging.unstage(out, ob);
+            Buf ob = staging.stage(out);
+            algorithm.run(call, new Operands(staging.stage(in), ob, null, -1));
+            staging.unstage(out, ob);
         });
     }
 

@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class PointToPoint {
     private final Transport transport;
+    private final Staging staging;
     private final int communicatorId;
     private final CommunicatorConfig config;
     private final TrafficCounters counters;
@@ -56,6 +57,7 @@ final class PointToPoint {
                  ArgumentChecks checks, FailurePropagation failures, Diagnostics diagnostics) {
         this.diagnostics = diagnostics;
         this.transport = transport;
+        this.staging = new Staging(transport.arena() == null);
         this.communicatorId = communicatorId;
         this.config = config;
         this.counters = counters;
@@ -189,7 +191,7 @@ final class PointToPoint {
         }
         failures.enterCall();
         try {
-            call.send(dst, Staging.stage(tensor));
+            call.send(dst, staging.stage(tensor));
             recorder.completed(record, call.lastClock());
             commit(event, sig, tensor, dst, false);
         } catch (RuntimeException e) {
@@ -221,9 +223,9 @@ final class PointToPoint {
         }
         failures.enterCall();
         try {
-            Buf b = Staging.stage(tensor);
+            Buf b = staging.stage(tensor);
             call.recvInto(src, b);
-            Staging.unstage(tensor, b);
+            staging.unstage(tensor, b);
             recorder.completed(record, call.lastClock());
             commit(event, sig, tensor, src, false);
         } catch (RuntimeException e) {

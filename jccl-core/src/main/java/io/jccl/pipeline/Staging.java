@@ -3,27 +3,39 @@ package io.jccl.pipeline;
 import io.jccl.Tensor;
 import io.jccl.buffer.Buf;
 
+import java.nio.ByteBuffer;
+
 /**
- * A tensor as the array window the algorithms work on: an array tensor is its own window; a buffer tensor is
+ * A tensor as the window the algorithms work on. An array tensor is its own window. A direct buffer tensor is its
+ * own window too ({@link Buf#over}) where the transport has no shared arena (TCP, and TCP with shared memory
+ * between hosts' ranks): the transport sends from it and receives into it as it is. Any other buffer tensor is
  * copied into a fresh array before the call ({@link #stage}) and back after it ({@link #unstage}).
  */
-public final class Staging {
-    private Staging() {
+final class Staging {
+    /** Whether direct buffers are worked on in place: no arena reads them as arrays. */
+    private final boolean inPlace;
+
+    Staging(boolean inPlace) {
+        this.inPlace = inPlace;
     }
 
-    /** The elements of {@code t} as an array window: its array itself, or a copy of its buffer's content. */
-    public static Buf stage(Tensor t) {
+    /** The elements of {@code t} as a window: its array or its direct buffer itself, or a copy of its buffer. */
+    Buf stage(Tensor t) {
         if (!t.isBuffer()) {
             return new Buf(t.dtype(), t.array(), t.offset(), t.count());
         }
+        ByteBuffer bytes = t.byteBuffer();
+        if (inPlace && bytes.isDirect()) {
+            return Buf.over(t.dtype(), bytes.slice().order(t.byteOrder()), 0, t.count());
+        }
         Buf buf = Buf.allocate(t.dtype(), t.count());
-        buf.readFrom(t.byteBuffer());
+        buf.readFrom(bytes);
         return buf;
     }
 
-    /** Writes a staged copy back into a buffer tensor; a no-op for an array tensor (staged as itself). */
-    public static void unstage(Tensor t, Buf staged) {
-        if (t.isBuffer()) {
+    /** Writes a staged copy back into a buffer tensor; a no-op for a tensor worked on in place. */
+    void unstage(Tensor t, Buf staged) {
+        if (t.isBuffer() && !staged.isMemory()) {
             staged.writeTo(t.byteBuffer());
         }
     }

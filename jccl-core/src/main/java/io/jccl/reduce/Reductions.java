@@ -37,7 +37,54 @@ public final class Reductions {
 
     /** {@code acc = op(acc, in)} element-wise over {@code acc.count()} elements; {@code in} must be as long. */
     public static void reduce(ReduceOp op, Buf acc, Buf in) {
+        if (acc.isMemory() || in.isMemory()) {
+            blocked(op, acc, acc, in, null);
+            return;
+        }
         reduce(acc.dtype(), op, acc.array(), acc.offset(), in.array(), in.offset(), acc.count());
+    }
+
+    /**
+     * {@code acc = op(from, in)} where a buffer is over memory (or {@code in} is null and {@code payload}, at its
+     * position, is read instead): through the two blocks of {@link #staged}, each element copied into a block, one
+     * vectorised loop per block, and the result copied back. Blocks are small enough to stay in the cache.
+     */
+    private static void blocked(ReduceOp op, Buf acc, Buf from, Buf in, java.nio.ByteBuffer payload) {
+        DataType dt = acc.dtype();
+        int n = acc.count();
+        Object[] scratch = SCRATCH.get();
+        int k = blocks(scratch, dt);
+        int block = BLOCK_BYTES / dt.sizeBytes();
+        Buf x = new Buf(dt, scratch[k], 0, block);
+        Buf y = new Buf(dt, scratch[k + 1], 0, block);
+        for (int done = 0; done < n; done += block) {
+            int m = Math.min(block, n - done);
+            from.copyTo(done, x, 0, m);
+            if (in != null) {
+                in.copyTo(done, y, 0, m);
+            } else {
+                y.slice(0, m).readFrom(payload);
+            }
+            kernel(dt, op, x.array(), 0, y.array(), 0, m);
+            x.copyTo(0, acc, done, m);
+        }
+    }
+
+    /**
+     * {@code acc = op(base, payload)} for the next {@code acc.count()} elements of {@code payload} at its position
+     * (advanced past them), {@code base} null meaning {@code acc}'s own values: what a posted receive does with the
+     * bytes it takes from a socket buffer ({@link #reduceFrom(DataType, ReduceOp, Object, int, Object, int,
+     * java.nio.ByteBuffer, int, Object)} for arrays; buffers over memory go through the blocks of {@link #staged}).
+     */
+    public static void reduceFrom(ReduceOp op, Buf acc, Buf base, java.nio.ByteBuffer payload, Object scratch) {
+        if (acc.isMemory() || (base != null && base.isMemory())) {
+            if (acc.count() > 0) {
+                blocked(op, acc, base != null ? base : acc, null, payload);
+            }
+            return;
+        }
+        reduceFrom(acc.dtype(), op, acc.array(), acc.offset(), base == null ? null : base.array(),
+                base == null ? 0 : base.offset(), payload, acc.count(), scratch);
     }
 
     public static void reduce(DataType dt, ReduceOp op, Object acc, int a, Object in, int b, int n) {
@@ -410,6 +457,18 @@ public final class Reductions {
      * zero, UINT8 as unsigned.
      */
     public static void divide(Buf buf, int divisor) {
+        if (buf.isMemory()) { // through an array, a block at a time
+            int block = BLOCK_BYTES / buf.dtype().sizeBytes();
+            Buf x = Buf.allocate(buf.dtype(), Math.min(block, buf.count()));
+            for (int done = 0; done < buf.count(); done += block) {
+                int m = Math.min(block, buf.count() - done);
+                Buf b = x.slice(0, m);
+                buf.copyTo(done, b, 0, m);
+                divide(b, divisor);
+                b.copyTo(buf, done);
+            }
+            return;
+        }
         Object arr = buf.array();
         int o = buf.offset();
         int n = buf.count();

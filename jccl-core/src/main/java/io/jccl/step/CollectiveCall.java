@@ -285,7 +285,7 @@ public final class CollectiveCall {
     public void send(int peer, Buf data) {
         FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, self(), step, data.count(), stream);
         try {
-            transport.send(w(peer), h, data.dtype(), data.array(), data.offset());
+            transport.send(w(peer), h, data);
         } catch (io.jccl.transport.PeerLostException e) {
             throw new PeerAbortedException(self(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
         }
@@ -398,13 +398,14 @@ public final class CollectiveCall {
         if (!f.isPlaced()) {
             Buf dst = r.destination();
             if (dst.count() > 0) {
+                Buf payload = new Buf(dst.dtype(), f.payload(), 0, dst.count());
                 if (r.op() == null) {
-                    System.arraycopy(f.payload(), 0, dst.array(), dst.offset(), dst.count());
+                    payload.copyTo(dst, 0);
                 } else {
                     if (r.base() != null) {
                         r.base().copyTo(dst, 0);
                     }
-                    Reductions.reduce(dst.dtype(), r.op(), dst.array(), dst.offset(), f.payload(), 0, dst.count());
+                    Reductions.reduce(r.op(), dst, payload);
                 }
             }
             transport.release(f);

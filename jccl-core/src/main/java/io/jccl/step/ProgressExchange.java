@@ -74,7 +74,7 @@ public final class ProgressExchange {
     private static void send(Transport world, int dst, long[] payload) {
         FrameHeader h = new Signature(OpType.BARRIER, -1, DataType.INT64, payload.length, -1, null, null)
                 .header(FrameDescriptor.TYPE_DATA, world.rank(), 0, payload.length, STREAM);
-        world.send(dst, h, DataType.INT64, payload, 0);
+        world.send(dst, h, new io.jccl.buffer.Buf(DataType.INT64, payload, 0, payload.length));
     }
 
     /**

@@ -144,8 +144,7 @@ public abstract class PostedReceive {
         if (op == null) {
             destination.slice(at, n).readFrom(src);
         } else {
-            Reductions.reduceFrom(dt, op, destination.array(), destination.offset() + at,
-                    base == null ? null : base.array(), base == null ? 0 : base.offset() + at, src, n, scratch);
+            Reductions.reduceFrom(op, destination.slice(at, n), base == null ? null : base.slice(at, n), src, scratch);
         }
         return true;
     }

@@ -75,8 +75,8 @@ public final class SubTransport implements Transport {
     }
 
     @Override
-    public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
-        parent.send(members[dst], header.withSource(members[header.source()]), dtype, payload, offset);
+    public void send(int dst, FrameHeader header, io.jccl.buffer.Buf payload) {
+        parent.send(members[dst], header.withSource(members[header.source()]), payload);
     }
 
     private FrameHeader toChild(FrameHeader h) {

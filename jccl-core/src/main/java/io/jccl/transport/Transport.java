@@ -1,6 +1,6 @@
 package io.jccl.transport;
 
-import io.jccl.DataType;
+import io.jccl.buffer.Buf;
 
 /**
  * The point-to-point layer every algorithm is written against: one rank's end of a full mesh of ordered,
@@ -24,10 +24,10 @@ public interface Transport extends AutoCloseable {
     String name();
 
     /**
-     * Sends a frame: {@code header}, then {@code header.payloadCount()} elements of {@code payload} (an array of
-     * {@code dtype}) starting at {@code offset}.
+     * Sends a frame: {@code header}, then the elements of {@code payload} ({@code header.payloadCount()} of them),
+     * over an array or over memory (a direct buffer, which a socket can write as it is).
      */
-    void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset);
+    void send(int dst, FrameHeader header, Buf payload);
 
     /**
      * The next frame from {@code src} on {@code stream} (see {@link Streams}), an abort frame for the stream's

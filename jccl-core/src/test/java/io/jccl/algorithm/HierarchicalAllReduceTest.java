@@ -8,6 +8,7 @@ import io.jccl.DataType;
 import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.Tensor;
+import io.jccl.buffer.Buf;
 import io.jccl.pipeline.AlgorithmSelector;
 import io.jccl.pipeline.CostModel;
 import io.jccl.pipeline.DefaultCommunicator;
@@ -56,7 +57,7 @@ class HierarchicalAllReduceTest {
         @Override public int rank() { return t.rank(); }
         @Override public int size() { return t.size(); }
         @Override public String name() { return "local+tcp"; }
-        @Override public void send(int dst, FrameHeader h, DataType d, Object p, int o) { t.send(dst, h, d, p, o); }
+        @Override public void send(int dst, FrameHeader h, Buf p) { t.send(dst, h, p); }
         @Override public Frame receive(int src, int stream, long deadline) throws InterruptedException {
             return t.receive(src, stream, deadline);
         }

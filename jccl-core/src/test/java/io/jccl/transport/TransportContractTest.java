@@ -71,7 +71,7 @@ class TransportContractTest {
     private static void send(Transport t, int dst, int stream, int step, int count) {
         float[] a = new float[count + 3];
         System.arraycopy(payload(t.rank(), stream, step, count), 0, a, 3, count);
-        t.send(dst, data(t.rank(), stream, step, count), DataType.FLOAT32, a, 3);
+        t.send(dst, data(t.rank(), stream, step, count), new io.jccl.buffer.Buf(DataType.FLOAT32, a, 3, count));
         java.util.Arrays.fill(a, -1f);
     }
 

@@ -110,15 +110,15 @@ public final class HybridTransport implements Transport {
     }
 
     @Override
-    public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+    public void send(int dst, FrameHeader header, io.jccl.buffer.Buf payload) {
         if (isLocal(dst)) {
             try {
-                local.send(localOf[dst], header.withSource(localOf[header.source()]), dtype, payload, offset);
+                local.send(localOf[dst], header.withSource(localOf[header.source()]), payload);
             } catch (io.jccl.transport.PeerLostException e) { // the local transport numbers its peers itself
                 throw new io.jccl.transport.PeerLostException(members[e.peer()], e.getMessage(), e);
             }
         } else {
-            remote.send(dst, header, dtype, payload, offset);
+            remote.send(dst, header, payload);
         }
     }
 

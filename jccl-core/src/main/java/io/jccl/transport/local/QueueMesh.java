@@ -2,6 +2,7 @@ package io.jccl.transport.local;
 
 import io.jccl.DataType;
 import io.jccl.JcclException;
+import io.jccl.buffer.Buf;
 import io.jccl.transport.AbstractTransport;
 import io.jccl.transport.ArrayPool;
 import io.jccl.transport.Frame;
@@ -79,14 +80,14 @@ public final class QueueMesh {
         }
 
         @Override
-        public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+        public void send(int dst, FrameHeader header, Buf payload) {
             if (closed) {
                 throw new JcclException("rank " + rank + ": the local transport is closed", null);
             }
             int n = header.payloadCount();
-            Object copy = pool.take(dtype, n);
+            Object copy = pool.take(payload.dtype(), n);
             if (n > 0) {
-                System.arraycopy(payload, offset, copy, 0, n);
+                payload.copyTo(0, new Buf(payload.dtype(), copy, 0, n), 0, n);
             }
             FrameHeader wire = FrameDescriptor.decode(FrameDescriptor.encode(header));
             inboxes[dst].deliver(rank, new Frame(wire, copy));

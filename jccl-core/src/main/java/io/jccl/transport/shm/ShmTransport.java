@@ -207,22 +207,21 @@ public final class ShmTransport extends AbstractTransport {
     // ------------------------------------------------------------------ send
 
     @Override
-    public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+    public void send(int dst, FrameHeader header, Buf payload) {
         ReentrantLock lock = sendLocks[dst];
         lock.lock();
         try {
             ensureOpen();
-            writeFrame(dst, header, dtype, payload, offset, true);
+            writeFrame(dst, header, payload, true);
         } finally {
             lock.unlock();
         }
     }
 
     /** Writes a frame into {@code dst}'s ring; returns false if {@code wait} is false and the ring is full. */
-    private boolean writeFrame(int dst, FrameHeader header, DataType dtype, Object payload, int offset,
-                               boolean wait) {
+    private boolean writeFrame(int dst, FrameHeader header, Buf payload, boolean wait) {
         ShmRing ring = outbound[dst];
-        int elem = dtype.sizeBytes();
+        int elem = payload.dtype().sizeBytes();
         int n = header.payloadCount();
         int maxMessage = ring.maxMessageLength();
         int maxPayload = (maxMessage - FrameDescriptor.HEADER_LENGTH) / elem * elem;
@@ -252,7 +251,7 @@ public final class ShmTransport extends AbstractTransport {
                 FrameDescriptor.encode(header, bb);
             }
             if (m > 0) {
-                new Buf(dtype, payload, offset + done, m).writeTo(bb);
+                payload.slice(done, m).writeTo(bb);
             }
             ring.commit();
             done += m;
@@ -347,7 +346,7 @@ public final class ShmTransport extends AbstractTransport {
         ReentrantLock lock = sendLocks[peer];
         if (lock.tryLock()) {
             try {
-                if (!writeFrame(peer, abort.header(), DataType.UINT8, abort.payload(), 0, false)) {
+                if (!writeFrame(peer, abort.header(), new Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount()), false)) {
                     LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
                             rank, peer);
                 }
@@ -385,7 +384,7 @@ public final class ShmTransport extends AbstractTransport {
                     continue; // a send in flight (it fails now that the transport is closed): try again
                 }
                 try {
-                    if (writeFrame(peer, bye, DataType.UINT8, new byte[0], 0, false)) {
+                    if (writeFrame(peer, bye, new Buf(DataType.UINT8, new byte[0], 0, 0), false)) {
                         pending.clear(peer);
                     }
                 } catch (RuntimeException e) {

@@ -86,19 +86,30 @@ final class TcpConnection {
         }
     }
 
-    /** Writes a frame: {@code header}, then its payload count of elements of {@code payload} from {@code offset}. */
-    void write(FrameHeader header, DataType dtype, Object payload, int offset) throws IOException {
+    /**
+     * Writes a frame: {@code header}, then the elements of {@code payload}. From memory already in the wire's byte
+     * order the socket takes the payload as it is, with the header in one gathering write; otherwise the elements
+     * are converted into the connection's buffer a chunk at a time.
+     */
+    void write(FrameHeader header, Buf payload) throws IOException {
         int n = header.payloadCount();
-        int elem = dtype.sizeBytes();
-        int perChunk = CHUNK_BYTES / elem;
         synchronized (this) {
             out.clear();
             FrameDescriptor.encode(header, out);
+            if (n > 0 && payload.isMemory() && payload.order() == ByteOrder.LITTLE_ENDIAN) {
+                out.flip();
+                ByteBuffer[] frame = {out, payload.bytes()};
+                while (frame[1].hasRemaining()) {
+                    channel.write(frame);
+                }
+                return;
+            }
+            int perChunk = CHUNK_BYTES / payload.dtype().sizeBytes();
             int done = 0;
             do {
                 int m = Math.min(perChunk, n - done);
                 if (m > 0) {
-                    new Buf(dtype, payload, offset + done, m).writeTo(out);
+                    payload.slice(done, m).writeTo(out);
                     done += m;
                 }
                 out.flip();
@@ -112,7 +123,7 @@ final class TcpConnection {
 
     /** Says goodbye ({@code bye}, a goodbye header) and shuts the sending side down; nothing follows. */
     void sayGoodbye(FrameHeader bye) throws IOException {
-        write(bye, DataType.UINT8, new byte[0], 0);
+        write(bye, new Buf(DataType.UINT8, new byte[0], 0, 0));
         channel.shutdownOutput();
     }
 

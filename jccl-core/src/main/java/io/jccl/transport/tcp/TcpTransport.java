@@ -78,10 +78,10 @@ public final class TcpTransport extends AbstractTransport {
     }
 
     @Override
-    public void send(int dst, FrameHeader header, DataType dtype, Object payload, int offset) {
+    public void send(int dst, FrameHeader header, io.jccl.buffer.Buf payload) {
         TcpConnection c = peers[dst];
         try {
-            c.write(header, dtype, payload, offset);
+            c.write(header, payload);
         } catch (IOException e) {
             String why = c.lostReason();
             throw new PeerLostException(dst, why != null ? why : "connection to rank " + dst + " lost while sending ("
@@ -107,7 +107,7 @@ public final class TcpTransport extends AbstractTransport {
             return;
         }
         try {
-            c.write(abort.header(), DataType.UINT8, abort.payload(), 0);
+            c.write(abort.header(), new io.jccl.buffer.Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount()));
         } catch (IOException | RuntimeException e) {
             LOG.debug("rank {}: could not tell rank {} of the abort: {}", rank, peer, e.toString());
         }

@@ -133,7 +133,7 @@ class ShmTransportCloseTest {
         t[0].close();
         t[0].close(); // twice is fine
         Buf b = Buf.allocate(DataType.FLOAT32, 4);
-        assertClosed(() -> t[0].send(1, header(0, 4), DataType.FLOAT32, new float[4], 0));
+        assertClosed(() -> t[0].send(1, header(0, 4), Buf.allocate(DataType.FLOAT32, 4)));
         assertClosed(() -> t[0].receive(1, 0, System.nanoTime() + 1_000_000_000L));
         assertClosed(() -> t[0].peekHeader(1, 0));
         assertClosed(() -> t[0].pendingAbort(1, 0));
@@ -168,11 +168,11 @@ class ShmTransportCloseTest {
         // rank sends and then receives, as a rank of a collective does
         AtomicReference<Frame> received = new AtomicReference<>();
         Thread other = new Thread(() -> {
-            t[1].send(0, header(1, n), DataType.FLOAT32, data[1], 0);
+            t[1].send(0, header(1, n), new Buf(DataType.FLOAT32, data[1], 0, n));
             received.set(t[1].receive(0, 0, System.nanoTime() + 10_000_000_000L));
         });
         other.start();
-        t[0].send(1, header(0, n), DataType.FLOAT32, data[0], 0);
+        t[0].send(1, header(0, n), new Buf(DataType.FLOAT32, data[0], 0, n));
         Frame at0 = t[0].receive(1, 0, System.nanoTime() + 10_000_000_000L);
         other.join();
         Frame at1 = received.get();
