@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
 
@@ -18,9 +19,10 @@ import java.util.function.IntFunction;
  * before(0), before(1), after(0), before(2), after(1), ..., after(k-1), each after(c) once across(c) has ended;
  * the second thread runs across(0), across(1), ... each once before(c) has ended.
  *
- * <p>A failure on either thread ends the other's waits ({@link CollectiveCall#interruptWaits}: an abort on the
- * rank's own queues, as {@code close()} does to a call in flight), the call reports the first one, and the second
- * thread has ended before {@link #run} returns or throws.
+ * <p>A failure on either thread ends the other's waits at once ({@link CollectiveCall#interruptWaits}: an abort on
+ * the rank's own queues, as {@code close()} does to a call in flight; a send waiting for room in a local peer's ring
+ * ends too), the call reports the first failure (not the interrupt it caused), and the second thread has ended
+ * before {@link #run} returns or throws.
  */
 final class HostPipeline {
     /** Data of this many bytes or more per rank goes in a pipeline of chunks of at least this size. */
@@ -75,6 +77,7 @@ final class HostPipeline {
         }
         Semaphore ready = new Semaphore(within == null ? chunks : 0);
         AtomicBoolean abandoned = new AtomicBoolean();
+        AtomicReference<RuntimeException> first = new AtomicReference<>();
         CompletableFuture<?>[] crossed = new CompletableFuture<?>[chunks];
         CollectiveCall[] detached = new CollectiveCall[chunks];
         for (int c = 0; c < chunks; c++) {
@@ -92,6 +95,12 @@ final class HostPipeline {
                     crossed[c].complete(null);
                 }
             } catch (Throwable t) {
+                if (!abandoned.get() && t instanceof RuntimeException
+                        && first.compareAndSet(null, (RuntimeException) t)) {
+                    // the call's thread may wait on a local peer that waits for this chunk: end that wait now
+                    call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
+                            + " (hierarchical, across hosts): " + t.getMessage());
+                }
                 for (; c < chunks; c++) {
                     crossed[c].completeExceptionally(t);
                 }
@@ -114,11 +123,13 @@ final class HostPipeline {
                 }
             }
         } catch (RuntimeException e) {
-            failure = e;
             abandoned.set(true);
             ready.release(chunks);
-            call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
-                    + " (hierarchical, within its host): " + e.getMessage());
+            if (first.compareAndSet(null, e)) {
+                call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
+                        + " (hierarchical, within its host): " + e.getMessage());
+            }
+            failure = first.get(); // the first failure, not the interrupt it caused on the other thread
         } finally {
             join(second);
         }

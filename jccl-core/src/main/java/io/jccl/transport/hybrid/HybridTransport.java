@@ -114,8 +114,8 @@ public final class HybridTransport implements Transport {
         if (isLocal(dst)) {
             try {
                 local.send(localOf[dst], header.withSource(localOf[header.source()]), payload);
-            } catch (io.jccl.transport.PeerLostException e) { // the local transport numbers its peers itself
-                throw new io.jccl.transport.PeerLostException(members[e.peer()], e.getMessage(), e);
+            } catch (io.jccl.transport.PeerLostException e) { // the local transport numbers its peers (and relays) itself
+                throw new io.jccl.transport.PeerLostException(worldOf(e.peer()), e.getMessage(), e);
             }
         } else {
             remote.send(dst, header, payload);

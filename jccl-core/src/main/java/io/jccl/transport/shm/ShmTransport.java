@@ -243,6 +243,7 @@ public final class ShmTransport extends AbstractTransport {
                 }
                 progress();
                 watch.check(dst, "sending to");
+                failIfAborted(dst, header);
                 idle.idle();
                 continue;
             }
@@ -261,6 +262,24 @@ public final class ShmTransport extends AbstractTransport {
             }
         }
         return true;
+    }
+
+    /**
+     * Ends a send that waits for room in {@code dst}'s ring when nobody will make any: an abort of the frame's
+     * communicator (a peer's, or this rank's own from {@code interrupt}), a lost peer, or {@code dst} having left
+     * cleanly (its goodbye drained: its pid is no longer watched, so without this the wait would never end).
+     */
+    private void failIfAborted(int dst, FrameHeader header) {
+        Frame abort = inbox.pendingAbort(dst, header.stream());
+        if (abort == null) {
+            return;
+        }
+        if (abort.isDeparture()) {
+            throw new PeerLostException(dst, watch.name(dst) + " closed its communicator while " + watch.name(rank)
+                    + " was sending to it (its ring is full and nobody will read it)", null);
+        }
+        throw new PeerLostException(abort.header().source(),
+                new String((byte[]) abort.payload(), java.nio.charset.StandardCharsets.UTF_8), null);
     }
 
     // ------------------------------------------------------------------ receive
@@ -346,7 +365,8 @@ public final class ShmTransport extends AbstractTransport {
         ReentrantLock lock = sendLocks[peer];
         if (lock.tryLock()) {
             try {
-                if (!writeFrame(peer, abort.header(), new Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount()), false)) {
+                Buf reason = new Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount());
+                if (!writeFrame(peer, abort.header(), reason, false)) {
                     LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
                             rank, peer);
                 }

@@ -155,6 +155,54 @@ class ShmTransportCloseTest {
         t[1].close();
     }
 
+    /**
+     * A send waiting for room in the ring of a peer that closed (its goodbye drained, so its pid is no longer
+     * watched) used to wait forever: in CI a rank of a pipelined hierarchical allreduce hung so after its local
+     * peer left on an abort from another host. It fails now, naming the peer, as soon as the goodbye is seen.
+     */
+    @Test
+    void aSendIntoTheFullRingOfAPeerThatClosedShouldFailNamingIt(@TempDir Path dir) throws Exception {
+        ShmTransport[] t = connect(dir, 2);
+        t[1].close(); // rank 1 reads nothing any more; 40 KB cannot fit in its 4 KiB ring
+        int n = 10_000;
+        io.jccl.transport.PeerLostException e = assertThrows(io.jccl.transport.PeerLostException.class,
+                () -> t[0].send(1, header(0, n), new Buf(DataType.FLOAT32, new float[n], 0, n)));
+        assertEquals(1, e.peer());
+        assertTrue(e.getMessage().contains("rank 1 closed its communicator while rank 0 was sending to it"),
+                e.getMessage());
+        t[0].close();
+    }
+
+    /**
+     * The same wait ends on an abort of the frame's communicator: here this rank's own (another thread's failure,
+     * through {@code interrupt}), while the peer lives but reads nothing.
+     */
+    @Test
+    void aSendIntoAFullRingShouldEndOnAnAbortOfItsCommunicator(@TempDir Path dir) throws Exception {
+        ShmTransport[] t = connect(dir, 2);
+        int n = 10_000;
+        AtomicReference<Throwable> sending = new AtomicReference<>();
+        Thread sender = new Thread(() -> {
+            try {
+                t[0].send(1, header(0, n), new Buf(DataType.FLOAT32, new float[n], 0, n));
+            } catch (Throwable e) {
+                sending.set(e);
+            }
+        });
+        sender.start();
+        Thread.sleep(300);
+        assertTrue(sender.isAlive(), "the send waits for room while rank 1 reads nothing");
+        byte[] why = "rank 0 failed across hosts".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        t[0].interrupt(new Frame(header(FrameDescriptor.TYPE_ABORT, 0, why.length), why));
+        sender.join(10_000);
+        assertFalse(sender.isAlive());
+        io.jccl.transport.PeerLostException e = assertInstanceOf(io.jccl.transport.PeerLostException.class,
+                sending.get());
+        assertEquals("rank 0 failed across hosts", e.getMessage());
+        t[0].close();
+        t[1].close();
+    }
+
     @Test
     void framesShouldCrossTheRingsInFragmentsBothWays(@TempDir Path dir) throws Exception {
         ShmTransport[] t = connect(dir, 2);
