@@ -3,6 +3,7 @@ package io.jccl;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -18,7 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The eager shared-memory broadcast (issue 16): a broadcast that fits one exchange buffer lets its root return
- * without waiting; the other ranks wait for the root alone. The root's early return must never cost a result or a
+ * without waiting; the other ranks wait for the root alone. The binomial tree over messages defers its agreement
+ * the same way (its ranks compare their neighbours' signatures only, then run the tree), so its rooted cases are
+ * here too, over threads and TCP. The root's early return must never cost a result or a
  * mismatch: each rooted disagreement fails every rank, at the latest at the call after, and no rank that returned
  * normally holds anything but the root's data.
  */
@@ -26,6 +29,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class EagerBroadcastTest {
     private static final Duration LONG = Duration.ofSeconds(20);
     private static final CollectiveOptions SHARED = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.SHARED_MEMORY);
+
+    /**
+     * The eager shared-memory broadcast, and the binomial tree over messages, whose root also sends and may return
+     * before it hears of a disagreement (only its neighbours' signatures are compared before the tree).
+     */
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> rootsThatReturnEarly() {
+        return java.util.stream.Stream.of(
+                org.junit.jupiter.params.provider.Arguments.of(TransportKind.LOCAL, Algorithm.SHARED_MEMORY),
+                org.junit.jupiter.params.provider.Arguments.of(TransportKind.SHM, Algorithm.SHARED_MEMORY),
+                org.junit.jupiter.params.provider.Arguments.of(TransportKind.LOCAL, Algorithm.TREE),
+                org.junit.jupiter.params.provider.Arguments.of(TransportKind.TCP, Algorithm.TREE));
+    }
 
     /** Every rank failed with a mismatch in {@code field}, or was told of one. */
     private static void assertEveryRankFails(List<RankHarness.Outcome<float[]>> out, String field) {
@@ -67,8 +82,9 @@ class EagerBroadcastTest {
 
     /** Roots that run ahead of slow ranks must not overwrite what those still read (two buffers alternate). */
     @ParameterizedTest
-    @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM"})
-    void shouldDeliverEveryRootsDataWhileRootsRunAhead(TransportKind kind) throws Exception {
+    @MethodSource("rootsThatReturnEarly")
+    void shouldDeliverEveryRootsDataWhileRootsRunAhead(TransportKind kind, Algorithm algorithm) throws Exception {
+        CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(kind, 4, LONG, comm -> {
             java.util.Random random = new java.util.Random(comm.rank());
             float[] wrong = {0};
@@ -79,14 +95,14 @@ class EagerBroadcastTest {
                 if (comm.rank() == 3 && random.nextInt(50) == 0) {
                     Thread.sleep(1); // a slow rank: the roots of the next calls get ahead of it
                 }
-                comm.broadcast(Tensor.of(x), root, SHARED);
+                comm.broadcast(Tensor.of(x), root, options);
                 for (float v : x) {
                     if (v != i * 10 + root) {
                         wrong[0]++;
                     }
                 }
                 if (i % 100 == 99) {
-                    comm.allReduce(Tensor.of(wrong), ReduceOp.SUM, SHARED);
+                    comm.allReduce(Tensor.of(wrong), ReduceOp.SUM);
                     if (wrong[0] != 0) {
                         throw new AssertionError(wrong[0] + " wrong elements by call " + i);
                     }
@@ -101,12 +117,13 @@ class EagerBroadcastTest {
 
     /** Ranks 0-2 broadcast from rank 0; rank 3 takes itself for the root and returns at once. */
     @ParameterizedTest
-    @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM"})
-    void aRankThatTakesItselfForTheRootShouldFailAtItsNextCall(TransportKind kind) throws Exception {
+    @MethodSource("rootsThatReturnEarly")
+    void aRankThatTakesItselfForTheRootShouldFailAtItsNextCall(TransportKind kind, Algorithm algorithm) throws Exception {
+        CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
         float[][] results = new float[4][];
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(kind, 4, LONG, comm -> {
             float[] x = {comm.rank() == 0 ? 7 : comm.rank() == 3 ? 9 : -1};
-            comm.broadcast(Tensor.of(x), comm.rank() == 3 ? 3 : 0, SHARED);
+            comm.broadcast(Tensor.of(x), comm.rank() == 3 ? 3 : 0, options);
             results[comm.rank()] = x.clone(); // what this rank's broadcast left, if it returned
             comm.barrier();
             return x;
@@ -121,13 +138,14 @@ class EagerBroadcastTest {
 
     /** Rank 2 expects the data of rank 1, which is not a root: it must fail before it reads anything. */
     @ParameterizedTest
-    @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM"})
-    void aRankThatNamesAnotherRootShouldFailAtOnceWithItsBufferUntouched(TransportKind kind) throws Exception {
+    @MethodSource("rootsThatReturnEarly")
+    void aRankThatNamesAnotherRootShouldFailAtOnceWithItsBufferUntouched(TransportKind kind, Algorithm algorithm) throws Exception {
+        CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
         float[][] left = new float[4][];
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(kind, 4, LONG, comm -> {
             float[] x = {comm.rank() == 0 ? 7 : -comm.rank()};
             left[comm.rank()] = x;
-            comm.broadcast(Tensor.of(x), comm.rank() == 2 ? 1 : 0, SHARED);
+            comm.broadcast(Tensor.of(x), comm.rank() == 2 ? 1 : 0, options);
             comm.barrier();
             return x;
         });

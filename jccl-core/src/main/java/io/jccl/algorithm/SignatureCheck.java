@@ -48,6 +48,26 @@ public final class SignatureCheck implements CollectiveAlgorithm {
         return p == 1 ? 0 : 1 + 32 - Integer.numberOfLeadingZeros(p - 1);
     }
 
+    /**
+     * Step 1 of the check alone, deferred agreement: every rank sends an empty frame to r+1 and checks the one from
+     * r-1. Any difference between two ranks is a difference between neighbours on the ring, so at least two ranks
+     * fail here and abort the others; but a rank that passes may finish its call before it hears of that (a root
+     * that sends and returns). It hears at its next call, whose waits end on the abort. For the binomial broadcast,
+     * whose non-roots accept data only from a parent with their own signature, so that no rank that returns holds
+     * another root's data; the eager shared-memory broadcast defers in the same way. One step; returns the next.
+     */
+    public static int neighbours(CollectiveCall call, int firstStep) {
+        int p = call.size();
+        int r = call.rank();
+        if (p == 1) {
+            return firstStep;
+        }
+        Buf none = Buf.allocate(call.signature().dtype(), 0);
+        call.step(firstStep, "signature check");
+        call.sendRecv((r + 1) % p, none, (r - 1 + p) % p, none, null);
+        return firstStep + 1;
+    }
+
     /** Runs the check from {@code firstStep}; returns the next free step number. */
     public static int agree(CollectiveCall call, int firstStep) {
         int p = call.size();
@@ -56,9 +76,7 @@ public final class SignatureCheck implements CollectiveAlgorithm {
             return firstStep;
         }
         Buf none = Buf.allocate(call.signature().dtype(), 0);
-        int step = firstStep;
-        call.step(step++, "signature check");
-        call.sendRecv((r + 1) % p, none, (r - 1 + p) % p, none, null);
+        int step = neighbours(call, firstStep);
         for (int distance = 1; distance < p; distance <<= 1) {
             call.step(step++, "dissemination round " + Integer.numberOfTrailingZeros(distance));
             call.sendRecv((r + distance) % p, none, (r - distance + p) % p, none, null);
