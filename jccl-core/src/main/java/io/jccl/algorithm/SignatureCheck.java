@@ -70,13 +70,10 @@ public final class SignatureCheck implements CollectiveAlgorithm {
 
     /** Runs the check from {@code firstStep}; returns the next free step number. */
     public static int agree(CollectiveCall call, int firstStep) {
+        int step = neighbours(call, firstStep);
         int p = call.size();
         int r = call.rank();
-        if (p == 1) {
-            return firstStep;
-        }
         Buf none = Buf.allocate(call.signature().dtype(), 0);
-        int step = neighbours(call, firstStep);
         for (int distance = 1; distance < p; distance <<= 1) {
             call.step(step++, "dissemination round " + Integer.numberOfTrailingZeros(distance));
             call.sendRecv((r + distance) % p, none, (r - distance + p) % p, none, null);
