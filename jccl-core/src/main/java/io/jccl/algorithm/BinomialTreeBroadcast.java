@@ -12,11 +12,11 @@ import io.jccl.step.CollectiveCall;
  * a pipeline.
  *
  * <p>Cost: {@link #predictMicros}; each non-root receives T bytes once. Preceded by the first step of the
- * {@link SignatureCheck} alone ({@link SignatureCheck#neighbours}): every disagreement fails at least one rank at
- * once, which aborts the others; a non-root takes data only from a parent with its own signature, so it never
+ * {@link SignatureCheck} alone ({@link SignatureCheck#neighbours}): every disagreement fails at least two ranks at
+ * once, which abort the others; a non-root takes data only from a parent with its own signature, so it never
  * returns another root's data; a root (or a rank that wrongly takes itself for one) sends and may return before it
- * hears, and its next call fails. The whole check (dissemination too) took 1 + ceil(log2 P) rounds of waiting
- * before the tree's own ceil(log2 P): five hops instead of three for 4 ranks.
+ * hears, and its next call fails. The whole check (its dissemination rounds too) would add ceil(log2 P) rounds of
+ * waiting: five hops instead of three for 4 ranks.
  */
 public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
     @Override
