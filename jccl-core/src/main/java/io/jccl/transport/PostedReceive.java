@@ -5,7 +5,10 @@ import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ReadableByteChannel;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -146,6 +149,47 @@ public abstract class PostedReceive {
         } else {
             Reductions.reduceFrom(op, destination.slice(at, n), base == null ? null : base.slice(at, n), src, scratch);
         }
+        return true;
+    }
+
+    /** What {@link #fill} returns once this receive is cancelled or aborted: it wrote nothing. */
+    public static final int GIVEN_UP = -2;
+
+    /**
+     * Whether the payload's bytes, in little-endian order, can go from a socket straight into the destination
+     * ({@link #fill}): a copy (no operator) into memory in that byte order.
+     */
+    public final boolean fillable() {
+        return op == null && destination.isMemory() && destination.order() == ByteOrder.LITTLE_ENDIAN;
+    }
+
+    /**
+     * Reads payload bytes from {@code channel} straight into {@code window}, a view of the destination's bytes
+     * ({@link Buf#bytes()}) positioned where the next byte goes and limited to where this read may end, with no copy
+     * in between: only for a {@link #fillable} receive. The read runs under this receive's lock, so that
+     * {@link #cancel} waits for it and no byte lands after {@code cancel} returns; the caller must therefore ask only
+     * for bytes the channel already holds (or use a non-blocking channel), or a cancel would wait for the peer.
+     * Returns what the channel's read returned (-1 at end of stream), or {@link #GIVEN_UP}, reading nothing, once
+     * this receive is cancelled or aborted; the reader then drains the rest of the frame.
+     */
+    public final synchronized int fill(ReadableByteChannel channel, ByteBuffer window) throws IOException {
+        if (state != FILLING) {
+            return GIVEN_UP;
+        }
+        return channel.read(window);
+    }
+
+    /**
+     * Copies the remaining payload bytes of {@code src} into {@code window} (as {@link #fill(ReadableByteChannel,
+     * ByteBuffer)}, for bytes the reader had to wait for in its own buffer): only for a {@link #fillable} receive.
+     * Returns false, writing nothing, once this receive is cancelled or aborted. Always consumes {@code src}.
+     */
+    public final synchronized boolean fill(ByteBuffer src, ByteBuffer window) {
+        if (state != FILLING) {
+            src.position(src.limit());
+            return false;
+        }
+        window.put(src);
         return true;
     }
 

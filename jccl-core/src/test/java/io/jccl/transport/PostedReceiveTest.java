@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -61,6 +62,69 @@ class PostedReceiveTest {
         assertArrayEquals(new float[] {1, 2, 0, 0}, dst);
         assertNull(p.result(), "a cancelled receive has no result");
         assertNull(inbox.receive(1, STREAM, System.nanoTime() + 1_000_000L), "the drained frame is gone");
+    }
+
+    /**
+     * The socket's bytes straight into direct memory ({@link PostedReceive#fill}): a cancel between two reads leaves
+     * the second read's bytes where they are (in the channel, for the reader to drain), drops bytes the reader had
+     * read into its own buffer, and leaves the destination as the first read left it.
+     */
+    @Test
+    void aCancelBetweenTwoFillsFromAChannelStopsTheSecond() throws Exception {
+        Inbox inbox = new Inbox(2);
+        ByteBuffer mem = ByteBuffer.allocateDirect(16).order(ByteOrder.LITTLE_ENDIAN);
+        Buf dst = Buf.over(DataType.FLOAT32, mem, 0, 4);
+        PostedReceive p = new PostedReceive(dst, null) {
+            @Override
+            protected boolean accepts(FrameHeader h) {
+                return h.payloadCount() == 4;
+            }
+        };
+        assertTrue(p.fillable());
+        inbox.post(1, STREAM, p);
+        FrameHeader h = data(0, 4);
+        assertSame(p, inbox.claim(1, h));
+        java.nio.channels.Pipe pipe = java.nio.channels.Pipe.open();
+        try {
+            pipe.source().configureBlocking(false);
+            ByteBuffer window = dst.bytes();
+            assertEquals(0, p.fill(pipe.source(), window), "nothing sent yet: a non-blocking read returns at once");
+            pipe.sink().write(floats(1, 2));
+            assertEquals(8, p.fill(pipe.source(), window));
+            p.cancel();
+            pipe.sink().write(floats(3, 4));
+            assertEquals(PostedReceive.GIVEN_UP, p.fill(pipe.source(), window));
+            ByteBuffer waited = floats(5, 6);
+            assertFalse(p.fill(waited, window), "bytes the reader waited for are dropped too");
+            assertFalse(waited.hasRemaining(), "and consumed");
+            ByteBuffer left = ByteBuffer.allocate(16);
+            assertEquals(8, pipe.source().read(left), "the cancelled fill left the rest in the channel");
+        } finally {
+            pipe.source().close();
+            pipe.sink().close();
+        }
+        inbox.filled(1, h, p);
+        assertArrayEquals(new float[] {1, 2, 0, 0}, (float[]) dst.copyOf(0, 4).array());
+        assertNull(p.result());
+    }
+
+    @Test
+    void onlyACopyIntoLittleEndianMemoryIsFilledFromTheChannel() {
+        ByteBuffer le = ByteBuffer.allocateDirect(8).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer be = ByteBuffer.allocateDirect(8).order(ByteOrder.BIG_ENDIAN);
+        assertFalse(posted(new float[2]).fillable(), "an array");
+        assertFalse(new PostedReceive(Buf.over(DataType.FLOAT32, be, 0, 2), null) {
+            @Override
+            protected boolean accepts(FrameHeader h) {
+                return true;
+            }
+        }.fillable(), "big-endian memory");
+        assertFalse(new PostedReceive(Buf.over(DataType.FLOAT32, le, 0, 2), io.jccl.ReduceOp.SUM) {
+            @Override
+            protected boolean accepts(FrameHeader h) {
+                return true;
+            }
+        }.fillable(), "a reduction");
     }
 
     @Test

@@ -286,7 +286,11 @@ class TransportContractTest {
         private final int step;
 
         Posted(int step, float[] dst, boolean reduce) {
-            super(new io.jccl.buffer.Buf(DataType.FLOAT32, dst, 0, dst.length), reduce ? io.jccl.ReduceOp.SUM : null);
+            this(step, new io.jccl.buffer.Buf(DataType.FLOAT32, dst, 0, dst.length), reduce);
+        }
+
+        Posted(int step, io.jccl.buffer.Buf dst, boolean reduce) {
+            super(dst, reduce ? io.jccl.ReduceOp.SUM : null);
             this.step = step;
         }
 
@@ -301,11 +305,12 @@ class TransportContractTest {
         Frame f = t.receive(src, stream, soon(), p);
         assertNotNull(f, "the posted receive ended");
         if (!f.isPlaced() && !f.header().isAbort()) {
-            float[] dst = (float[]) p.destination().array();
+            io.jccl.buffer.Buf dst = p.destination();
+            io.jccl.buffer.Buf got = new io.jccl.buffer.Buf(DataType.FLOAT32, f.payload(), 0, dst.count());
             if (p.op() == null) {
-                System.arraycopy(f.payload(), 0, dst, 0, dst.length);
+                got.copyTo(dst, 0);
             } else {
-                io.jccl.reduce.Reductions.reduce(DataType.FLOAT32, p.op(), dst, 0, f.payload(), 0, dst.length);
+                io.jccl.reduce.Reductions.reduce(p.op(), dst, got);
             }
             t.release(f);
         }
@@ -360,6 +365,56 @@ class TransportContractTest {
             assertTrue(System.nanoTime() < end, "no frame arrived");
             Thread.sleep(1);
         }
+    }
+
+    /**
+     * Receives posted into direct memory: over TCP a copy into little-endian memory is read from the socket straight
+     * into it ({@link PostedReceive#fillable}), a reduction or big-endian memory through the socket buffer; every one
+     * ends with the sender's elements, in more than one of the reader's chunks and in one.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TransportKind.class)
+    void postedReceivesIntoDirectMemoryTakeTheSendersElements(TransportKind kind) throws Exception {
+        withTransports(kind, t -> {
+            Transport r0 = t.get(0);
+            Transport r1 = t.get(1);
+            int big = 3 * (1 << 18) + 5;
+            int[] counts = {big, 9, big, big};
+            java.nio.ByteOrder[] orders = {java.nio.ByteOrder.LITTLE_ENDIAN, java.nio.ByteOrder.LITTLE_ENDIAN,
+                java.nio.ByteOrder.LITTLE_ENDIAN, java.nio.ByteOrder.BIG_ENDIAN};
+            boolean[] reduce = {false, false, true, false};
+            Posted[] posted = new Posted[counts.length];
+            for (int i = 0; i < counts.length; i++) {
+                java.nio.ByteBuffer mem = java.nio.ByteBuffer.allocateDirect(4 * counts[i]).order(orders[i]);
+                io.jccl.buffer.Buf dst = io.jccl.buffer.Buf.over(DataType.FLOAT32, mem, 0, counts[i]);
+                for (int k = 0; k < counts[i]; k++) {
+                    mem.putFloat(4 * k, 0.5f);
+                }
+                posted[i] = new Posted(i, dst, reduce[i]);
+                assertEquals(!reduce[i] && i != 3, posted[i].fillable());
+                r0.post(1, COLLECTIVE, posted[i]);
+            }
+            CompletableFuture<Void> sender = async(() -> {
+                for (int i = 0; i < counts.length; i++) {
+                    send(r1, 0, COLLECTIVE, i, counts[i]);
+                }
+            });
+            for (int i = 0; i < counts.length; i++) {
+                Frame f = complete(r0, 1, COLLECTIVE, posted[i]);
+                float[] want = payload(1, COLLECTIVE, i, counts[i]);
+                if (reduce[i]) {
+                    for (int k = 0; k < want.length; k++) {
+                        want[k] += 0.5f;
+                    }
+                }
+                assertArrayEquals(want, (float[]) posted[i].destination().copyOf(0, counts[i]).array(),
+                        "frame " + i + (f.isPlaced() ? " (placed)" : " (whole)"));
+                if (kind == TransportKind.TCP) {
+                    assertTrue(f.isPlaced(), "over TCP a frame whose receive was posted first is placed");
+                }
+            }
+            sender.get(20, TimeUnit.SECONDS);
+        });
     }
 
     @ParameterizedTest(name = "{0}")

@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
@@ -25,6 +26,12 @@ import java.util.function.BooleanSupplier;
  * One established connection of the TCP transport, to one peer: frames on the wire ({@link FrameDescriptor}
  * followed by the payload in little-endian order), the sends to the peer, and a reader thread that moves whole
  * frames from it into this rank's {@link Inbox}.
+ *
+ * <p>The socket stays in blocking mode (a non-blocking socket and a selector cost a small call 10-25% more, measured
+ * in docs/performance.md). A posted receive into little-endian memory is still filled from the socket with no copy
+ * in between ({@link PostedReceive#fill(java.nio.channels.ReadableByteChannel, ByteBuffer)}), but only with bytes
+ * the kernel already holds ({@link #waiting}), so the read never blocks under the receive's lock and a cancel never
+ * waits for a peer; when nothing is there the reader waits in a read into its own buffer, outside the lock.
  *
  * <p>A frame with a wrong magic, version, dtype, source or an impossible length closes the connection with a
  * clear error and allocates nothing of the claimed size (payloads above one chunk are held in pieces until their
@@ -51,13 +58,16 @@ final class TcpConnection {
     private final ArrayPool pool;
     /** Whether the transport is closing: a broken connection is then no loss. */
     private final BooleanSupplier closing;
+    /** The socket's stream, for {@link InputStream#available()} only: how many bytes a read takes at once. */
+    private final InputStream waiting;
     private volatile boolean goodbye;
     /** Why the connection is unusable, once it is. */
     private volatile String lostReason;
     private Thread reader;
 
     TcpConnection(int rank, int peer, SocketChannel channel, long maxMessageBytes, Inbox inbox, ArrayPool pool,
-                  BooleanSupplier closing) {
+                  BooleanSupplier closing) throws IOException {
+        this.waiting = channel.socket().getInputStream();
         this.rank = rank;
         this.peer = peer;
         this.channel = channel;
@@ -199,12 +209,45 @@ final class TcpConnection {
     }
 
     /**
-     * Reads the payload of {@code h} chunk by chunk into the socket buffer {@code in} and from there straight into
-     * {@code posted}'s destination (copied or reduced): the claimed receive accepted this header, so the payload
-     * has exactly its destination's length. If the receive is cancelled meanwhile, the rest is read and dropped.
+     * Reads the payload of {@code h} into {@code posted}'s destination: the claimed receive accepted this header, so
+     * the payload has exactly its destination's length. Into little-endian memory with no operator
+     * ({@link PostedReceive#fillable}) the bytes the kernel holds go straight into the destination, and when it holds
+     * none the reader waits in a read into {@code in} and copies what came; otherwise chunk by chunk into the socket
+     * buffer {@code in} and from there into the destination (converted, or reduced). If the receive is cancelled
+     * meanwhile, the rest is read and dropped.
      */
     private void readInto(PostedReceive posted, FrameHeader h, DataType dt, ByteBuffer in) throws IOException {
         int n = h.payloadCount();
+        if (posted.fillable()) {
+            ByteBuffer window = posted.destination().bytes();
+            for (int left = window.remaining(); left > 0; ) {
+                int ready = Math.min(Math.min(waiting.available(), left), CHUNK_BYTES);
+                boolean kept;
+                if (ready > 0) { // a read of bytes already there: it does not block under the receive's lock
+                    window.limit(window.position() + ready);
+                    int r = posted.fill(channel, window);
+                    kept = r != PostedReceive.GIVEN_UP;
+                    if (r < 0 && kept) {
+                        throw new EOFException();
+                    }
+                    left -= kept ? r : 0;
+                } else {
+                    in.clear().limit(Math.min(left, in.capacity()));
+                    if (channel.read(in) < 0) {
+                        throw new EOFException();
+                    }
+                    in.flip();
+                    left -= in.remaining();
+                    window.limit(window.position() + in.remaining());
+                    kept = posted.fill(in, window);
+                }
+                if (!kept) {
+                    drain(in, left);
+                    return;
+                }
+            }
+            return;
+        }
         int perChunk = CHUNK_BYTES / dt.sizeBytes();
         boolean halves = dt == DataType.FLOAT16 || dt == DataType.BFLOAT16; // reduced through an array (place)
         Object scratch = posted.op() == null || !halves ? null : pool.take(dt, Math.min(n, perChunk));
@@ -221,6 +264,16 @@ final class TcpConnection {
             if (scratch != null) {
                 pool.give(dt, scratch);
             }
+        }
+    }
+
+    /** Reads and drops {@code bytes} bytes of a payload whose receive was given up. */
+    private void drain(ByteBuffer in, int bytes) throws IOException {
+        for (int left = bytes; left > 0; ) {
+            int m = Math.min(left, in.capacity());
+            in.clear().limit(m);
+            readFully(in);
+            left -= m;
         }
     }
 

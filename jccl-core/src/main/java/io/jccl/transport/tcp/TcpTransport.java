@@ -26,8 +26,9 @@ import java.nio.channels.SocketChannel;
  * connection prove the job secret ({@link Handshake}). A connection that fails the handshake is logged and closed;
  * the job goes on.
  *
- * <p>Data path ({@code TcpConnection}): each connection has a reader thread that moves whole frames into this
- * rank's {@link Inbox}, so sends never wait for the peer's algorithm and a ring cannot deadlock on full socket
+ * <p>Data path ({@code TcpConnection}): each connection has a reader thread that fills the receives posted for its
+ * frames (straight from the socket into direct memory, else through its socket buffer) or moves whole frames into
+ * this rank's {@link Inbox}, so sends never wait for the peer's algorithm and a ring cannot deadlock on full socket
  * buffers. A frame with a wrong magic, version or an impossible length closes the connection with a clear error
  * and allocates nothing of the claimed size (payloads above 1 MiB are held in pieces until their last byte).
  * End of stream without a goodbye frame means the peer died: every communicator over this transport is aborted
@@ -48,8 +49,22 @@ public final class TcpTransport extends AbstractTransport {
         SocketChannel[] channels = connector.channels();
         for (int p = 0; p < size; p++) {
             if (channels[p] != null) {
-                peers[p] = new TcpConnection(rank, p, channels[p], options.maxMessageBytes(), inbox, pool,
-                        () -> closing);
+                try {
+                    peers[p] = new TcpConnection(rank, p, channels[p], options.maxMessageBytes(), inbox, pool,
+                            () -> closing);
+                } catch (IOException e) {
+                    for (SocketChannel ch : channels) {
+                        TcpConnector.closeQuietly(ch);
+                    }
+                    for (TcpConnection c : peers) {
+                        if (c != null) {
+                            c.close();
+                        }
+                    }
+                    connector.close();
+                    throw new io.jccl.JcclException("rank " + rank + ": could not set up the connection to rank " + p
+                            + ": " + e.getMessage(), e);
+                }
             }
         }
     }
