@@ -64,8 +64,10 @@ public interface Communicator extends AutoCloseable {
      * A zeroed tensor of {@code count} elements that this communicator's peers can read in place: on the shm
      * transport a direct buffer in this rank's registered region of shared memory ({@code JCCL_SHM_REGISTERED_BYTES},
      * handed out in order and kept until the transport closes), so that a shared-memory allreduce on it copies
-     * nothing into or out of exchange buffers; elsewhere a plain array (threads read arrays in place already).
-     * Use it for long-lived buffers such as gradient buckets.
+     * nothing into or out of exchange buffers; over sockets (TCP, and TCP between hosts with shm within them) a
+     * little-endian direct buffer, which the socket writes from and reads into with no copy in user space; with
+     * threads a plain array (threads read arrays in place already). Use it for long-lived buffers such as gradient
+     * buckets.
      *
      * @param dtype the element type
      * @param count the number of elements, 0 or more

@@ -14,6 +14,8 @@ import io.jccl.instrument.TrafficCounters;
 import io.jccl.transport.SharedArena;
 import io.jccl.transport.Transport;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Objects;
 
@@ -145,7 +147,12 @@ public final class DefaultCommunicator implements Communicator {
             throw new IllegalArgumentException("allocate: count must be >= 0, got " + count);
         }
         SharedArena a = transport.arena();
-        return a != null ? a.allocate(dtype, count) : Tensor.ofArray(dtype, dtype.newArray(count), 0, count);
+        if (a != null) {
+            return a.allocate(dtype, count);
+        }
+        // no arena (sockets): direct memory in the wire's byte order, which the socket writes from and reads into
+        return Tensor.of(ByteBuffer.allocateDirect(Math.multiplyExact(count, dtype.sizeBytes()))
+                .order(ByteOrder.LITTLE_ENDIAN), dtype);
     }
 
     @Override
