@@ -465,6 +465,11 @@ public final class CollectiveCall {
 
     private void check(Receive r, Frame f) {
         FrameHeader h = f.header();
+        if (f.isDeparture()) {
+            // a peer that left during this call says only that it left; an abort recorded for this communicator
+            // (the peer's own, sent before its goodbye, or another rank's) says why: raise that one
+            throwAnyAbort();
+        }
         if (h.isAbort()) {
             throw new PeerAbortedException(self(), signature.op(), signature.sequence(), h.source(),
                     new String((byte[]) f.payload(), StandardCharsets.UTF_8));

@@ -68,4 +68,28 @@ class DepartureTest {
         assertEquals(2, e.originRank());
         assertTrue(e.getMessage().contains("rank 2 closed its communicator"), e.getMessage());
     }
+
+    /**
+     * A receive that ends on a peer's departure while an abort of the communicator is recorded (it came after the
+     * departure was queued): the abort, which says what went wrong, is raised, not the bare departure (a
+     * hierarchical mismatch test once saw "rank 2 closed its communicator" where the mismatch was the cause).
+     */
+    @Test
+    void shouldRaiseTheRecordedAbortRatherThanADeparture() {
+        QueueMesh mesh = QueueMesh.create(3);
+        Transport rank0 = mesh.endpoint(0);
+        rank0.peekHeader(2, Streams.collective(0)); // the lane from rank 2 exists: the departure is queued in it
+        mesh.endpoint(2).close();
+        io.jccl.transport.FrameHeader abort = new Signature(OpType.BARRIER, -1, DataType.UINT8, 0, -1, null, null)
+                .header(io.jccl.transport.FrameDescriptor.TYPE_ABORT, 1, 0, 0, Streams.collective(0));
+        mesh.endpoint(1).abortPeers(new int[] {0}, abort, "rank 1: allReduce #2 mismatch with rank 2 in count");
+        Signature sig = new Signature(OpType.ALL_REDUCE, 2, DataType.FLOAT32, 4, -1, io.jccl.ReduceOp.SUM,
+                Algorithm.RING);
+        CollectiveCall call = new CollectiveCall(rank0, Streams.collective(0), sig, Duration.ofSeconds(10),
+                new TrafficCounters());
+        PeerAbortedException e = assertThrows(PeerAbortedException.class,
+                () -> call.recvInto(2, new io.jccl.buffer.Buf(DataType.FLOAT32, new float[4], 0, 4)));
+        assertEquals(1, e.originRank(), e.getMessage());
+        assertTrue(e.getMessage().contains("count"), e.getMessage());
+    }
 }
