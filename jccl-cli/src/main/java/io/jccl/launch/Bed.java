@@ -114,7 +114,7 @@ public final class Bed implements AutoCloseable {
      */
     public int runWorkers(String maxHeap, List<String> args, Path log) throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        String cp = System.getProperty("java.class.path");
+        String cp = WorkDir.classPath();
         int port = 29_000 + new java.security.SecureRandom().nextInt(2_000);
         JobSecret secret = JobSecret.generate();
         List<Process> launchers = new ArrayList<>();

@@ -41,13 +41,27 @@ public final class WorkDir implements AutoCloseable {
     public int runWorkers(int ranks, String transport, String maxHeap, List<String> args)
             throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + maxHeap, "-cp", System.getProperty("java.class.path"),
-                "io.jccl.cli.Main"));
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + maxHeap, "-cp", classPath(), "io.jccl.cli.Main"));
         cmd.addAll(args);
         try (PrintStream out = new PrintStream(Files.newOutputStream(log()), true, StandardCharsets.UTF_8)) {
             return new Launcher(ranks, 1, 0, "127.0.0.1", 0, transport, io.jccl.security.JobSecret.generate(), cmd,
                     Map.of(), out).run();
         }
+    }
+
+    /**
+     * This JVM's class path with every entry made absolute, for the JVMs it starts: a bed host runs them in
+     * another working directory, where {@code java -jar jccl-cli/target/jccl.jar}'s relative entry names nothing.
+     */
+    static String classPath() {
+        StringBuilder cp = new StringBuilder();
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            if (cp.length() > 0) {
+                cp.append(java.io.File.pathSeparatorChar);
+            }
+            cp.append(entry.isEmpty() ? entry : java.nio.file.Paths.get(entry).toAbsolutePath().toString());
+        }
+        return cp.toString();
     }
 
     public Path log() {
