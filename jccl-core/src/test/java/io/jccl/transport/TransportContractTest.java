@@ -335,20 +335,11 @@ class TransportContractTest {
                 posted[i] = new Posted(i, dst[i], i == 3);
                 r0.post(1, COLLECTIVE, posted[i]);
             }
-            CompletableFuture<Void> sender = async(() -> {
-                for (int i = 1; i < counts.length; i++) {
-                    send(r1, 0, COLLECTIVE, i, counts[i]);
-                }
-            });
+            CompletableFuture<Void> sender = sendSteps(r1, 1, counts);
             for (int i = 0; i < counts.length; i++) {
                 Frame f = complete(r0, 1, COLLECTIVE, posted[i]);
                 assertEquals(i, f.header().step());
-                float[] want = payload(1, COLLECTIVE, i, counts[i]);
-                if (i == 3) {
-                    for (int k = 0; k < want.length; k++) {
-                        want[k] += 0.5f;
-                    }
-                }
+                float[] want = expected(i, counts[i], i == 3);
                 assertArrayEquals(want, dst[i], "frame " + i + (f.isPlaced() ? " (placed)" : " (whole)"));
                 if (kind == TransportKind.TCP) {
                     assertEquals(i > 0, f.isPlaced(), "over TCP a frame whose receive was posted first is placed");
@@ -356,6 +347,26 @@ class TransportContractTest {
             }
             sender.get(20, TimeUnit.SECONDS);
         });
+    }
+
+    /** Rank 1 sends rank 0 a frame of {@code counts[i]} elements at step i, for every i from {@code first}. */
+    private static CompletableFuture<Void> sendSteps(Transport r1, int first, int[] counts) {
+        return async(() -> {
+            for (int i = first; i < counts.length; i++) {
+                send(r1, 0, COLLECTIVE, i, counts[i]);
+            }
+        });
+    }
+
+    /** What rank 1's frame at {@code step} leaves in a receive: its elements, plus 0.5 where it reduced into 0.5s. */
+    private static float[] expected(int step, int count, boolean reducedIntoHalves) {
+        float[] want = payload(1, COLLECTIVE, step, count);
+        if (reducedIntoHalves) {
+            for (int k = 0; k < want.length; k++) {
+                want[k] += 0.5f;
+            }
+        }
+        return want;
     }
 
     /** Waits until a frame from {@code src} is queued at {@code t}, without taking it. */
@@ -394,19 +405,10 @@ class TransportContractTest {
                 assertEquals(!reduce[i] && i != 3, posted[i].fillable());
                 r0.post(1, COLLECTIVE, posted[i]);
             }
-            CompletableFuture<Void> sender = async(() -> {
-                for (int i = 0; i < counts.length; i++) {
-                    send(r1, 0, COLLECTIVE, i, counts[i]);
-                }
-            });
+            CompletableFuture<Void> sender = sendSteps(r1, 0, counts);
             for (int i = 0; i < counts.length; i++) {
                 Frame f = complete(r0, 1, COLLECTIVE, posted[i]);
-                float[] want = payload(1, COLLECTIVE, i, counts[i]);
-                if (reduce[i]) {
-                    for (int k = 0; k < want.length; k++) {
-                        want[k] += 0.5f;
-                    }
-                }
+                float[] want = expected(i, counts[i], reduce[i]);
                 assertArrayEquals(want, (float[]) posted[i].destination().copyOf(0, counts[i]).array(),
                         "frame " + i + (f.isPlaced() ? " (placed)" : " (whole)"));
                 if (kind == TransportKind.TCP) {
