@@ -42,7 +42,7 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
         // the input stays as it was (and may hold the output): the host's ring reads it as the base of its
         // reductions (HostLayout.ringOfGroups), which write the blocks this rank sums into the work buffer
         Buf input = operands.input();
-        Buf work = call.scratch(input.dtype(), input.count());
+        Buf work = call.scratchLike(input, input.count());
         int[][] hostGroups = new int[l][hosts]; // local rank k gathers the sums of the blocks of local index k
         for (int k = 0; k < l; k++) {
             for (int h = 0; h < hosts; h++) {

@@ -46,7 +46,7 @@ public final class RingReduce implements CollectiveAlgorithm {
         if (p == 1) {
             return;
         }
-        Buf work = call.scratch(data.dtype(), data.count()); // pass 1 reads data once and writes only work
+        Buf work = call.scratchLike(data, data.count()); // pass 1 reads data once and writes only work
         int[] bounds = GlooChunking.bounds(work.count(), work.dtype().sizeBytes(), p);
         RingAllReduce.reduceScatterPhase(call, data, work, op, bounds);
         call.step(p - 1, "gather to root");

@@ -54,7 +54,7 @@ public final class RingReduceScatter implements CollectiveAlgorithm {
         }
         // the ring reads the input once, reducing each received piece with it into the scratch buffer (no copy of
         // the whole input first: 64 MiB per call at 64 MiB)
-        Buf work = call.scratch(input.dtype(), input.count());
+        Buf work = call.scratchLike(input, input.count());
         int[] bounds = GlooChunking.bounds(work.count(), work.dtype().sizeBytes(), p);
         RingAllReduce.reduceScatterPhase(call, input, work, op, bounds);
         // pass 2: redistribute gloo chunk r over the output blocks

@@ -73,6 +73,11 @@ public final class Buf {
         return array;
     }
 
+    /** The memory behind this buffer (whole, as it was given to {@link #over}), or null for an array. */
+    public ByteBuffer memory() {
+        return memory;
+    }
+
     public int offset() {
         return offset;
     }

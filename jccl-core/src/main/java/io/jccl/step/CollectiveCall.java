@@ -277,8 +277,30 @@ public final class CollectiveCall {
         return new Buf(dtype, scratch.take(dtype, n), 0, n);
     }
 
+    /**
+     * As {@link #scratch(io.jccl.DataType, int)}, in the kind of memory of {@code like}: little-endian direct memory
+     * when {@code like} is (a tensor from {@code Communicator.allocate} over sockets), so that what the algorithm
+     * sends from it and receives into it crosses the socket with no copy, as {@code like}'s own elements do; an
+     * array otherwise.
+     */
+    public Buf scratchLike(Buf like, int n) {
+        if (!like.isMemory() || like.order() != java.nio.ByteOrder.LITTLE_ENDIAN) {
+            return scratch(like.dtype(), n);
+        }
+        long bytes = (long) n * like.dtype().sizeBytes();
+        if (bytes > Integer.MAX_VALUE) {
+            return scratch(like.dtype(), n);
+        }
+        return Buf.over(like.dtype(), scratch.takeDirect((int) bytes), 0, n);
+    }
+
+    /** Hands back a buffer from {@link #scratch}, {@link #scratchLike} or {@link #scratchCopy}. */
     public void releaseScratch(Buf b) {
-        scratch.give(b.dtype(), b.array());
+        if (b.isMemory()) {
+            scratch.giveDirect(b.memory());
+        } else {
+            scratch.give(b.dtype(), b.array());
+        }
     }
 
     /** Sends {@code data} to {@code peer}. */

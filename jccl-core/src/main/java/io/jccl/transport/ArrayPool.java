@@ -19,14 +19,23 @@ public final class ArrayPool {
     /** Arrays kept per (dtype, capacity). */
     public static final int MAX_KEPT = 6;
 
+    /** Direct buffers kept per capacity ({@link #takeDirect}): few, since they live outside the heap. */
+    public static final int MAX_KEPT_DIRECT = 2;
+
     private final Queue<Object>[][] free;
     private final AtomicIntegerArray kept;
+    private final Queue<java.nio.ByteBuffer>[] freeDirect;
+    private final AtomicIntegerArray keptDirect = new AtomicIntegerArray(31);
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     public ArrayPool() {
         DataType[] types = DataType.values();
         free = new Queue[types.length][31];
         kept = new AtomicIntegerArray(types.length * 31);
+        freeDirect = new Queue[31];
+        for (int c = 0; c < 31; c++) {
+            freeDirect[c] = new ConcurrentLinkedQueue<>();
+        }
         for (int t = 0; t < types.length; t++) {
             for (int c = 0; c < 31; c++) {
                 free[t][c] = new ConcurrentLinkedQueue<>();
@@ -73,6 +82,36 @@ public final class ArrayPool {
             free[dt.id()][c].offer(array);
         } else {
             kept.decrementAndGet(dt.id() * 31 + c);
+        }
+    }
+
+    /**
+     * A little-endian direct buffer with room for at least {@code bytes} bytes (contents undefined, position 0,
+     * limit its capacity): working memory that a socket writes from and reads into without a copy. Capacities are
+     * powers of two from {@link #MIN_POOLED_BYTES}; a few of each are kept ({@link #giveDirect}).
+     */
+    public java.nio.ByteBuffer takeDirect(int bytes) {
+        int c = sizeClass(Math.max(bytes, MIN_POOLED_BYTES));
+        java.nio.ByteBuffer b = c < 31 ? freeDirect[c].poll() : null;
+        if (b != null) {
+            keptDirect.decrementAndGet(c);
+            return b.clear();
+        }
+        return java.nio.ByteBuffer.allocateDirect(c < 31 ? 1 << c : bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Returns a buffer taken with {@link #takeDirect}; anything else is left to the garbage collector. */
+    public void giveDirect(java.nio.ByteBuffer b) {
+        int cap = b.capacity();
+        if (!b.isDirect() || Integer.bitCount(cap) != 1 || cap < MIN_POOLED_BYTES
+                || b.order() != java.nio.ByteOrder.LITTLE_ENDIAN) {
+            return;
+        }
+        int c = sizeClass(cap);
+        if (keptDirect.incrementAndGet(c) <= MAX_KEPT_DIRECT) {
+            freeDirect[c].offer(b);
+        } else {
+            keptDirect.decrementAndGet(c);
         }
     }
 }
