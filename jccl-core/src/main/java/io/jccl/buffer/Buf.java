@@ -62,6 +62,14 @@ public final class Buf {
     }
 
     /**
+     * Whether this buffer is memory whose bytes are in the wire's order (little-endian, as every frame payload is):
+     * a socket can write from it and read into it as it is, with no conversion and no copy.
+     */
+    public boolean isWireOrderMemory() {
+        return memory != null && memory.order() == ByteOrder.LITTLE_ENDIAN;
+    }
+
+    /**
      * The array behind this buffer.
      *
      * @throws IllegalStateException over memory, which has none

@@ -284,7 +284,7 @@ public final class CollectiveCall {
      * array otherwise.
      */
     public Buf scratchLike(Buf like, int n) {
-        if (!like.isMemory() || like.order() != java.nio.ByteOrder.LITTLE_ENDIAN) {
+        if (!like.isWireOrderMemory()) {
             return scratch(like.dtype(), n);
         }
         long bytes = (long) n * like.dtype().sizeBytes();

@@ -7,7 +7,6 @@ import io.jccl.reduce.Reductions;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.ReadableByteChannel;
 import java.util.concurrent.locks.LockSupport;
 
@@ -160,7 +159,7 @@ public abstract class PostedReceive {
      * ({@link #fill}): a copy (no operator) into memory in that byte order.
      */
     public final boolean fillable() {
-        return op == null && destination.isMemory() && destination.order() == ByteOrder.LITTLE_ENDIAN;
+        return op == null && destination.isWireOrderMemory();
     }
 
     /**

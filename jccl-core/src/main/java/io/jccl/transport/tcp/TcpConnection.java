@@ -106,7 +106,7 @@ final class TcpConnection {
         synchronized (this) {
             out.clear();
             FrameDescriptor.encode(header, out);
-            if (n > 0 && payload.isMemory() && payload.order() == ByteOrder.LITTLE_ENDIAN) {
+            if (n > 0 && payload.isWireOrderMemory()) {
                 out.flip();
                 ByteBuffer[] frame = {out, payload.bytes()};
                 while (frame[1].hasRemaining()) {
