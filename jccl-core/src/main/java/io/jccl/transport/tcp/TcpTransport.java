@@ -53,13 +53,8 @@ public final class TcpTransport extends AbstractTransport {
                     peers[p] = new TcpConnection(rank, p, channels[p], options.maxMessageBytes(), inbox, pool,
                             () -> closing);
                 } catch (IOException e) {
-                    for (SocketChannel ch : channels) {
+                    for (SocketChannel ch : channels) { // every connection's socket; no reader has started yet
                         TcpConnector.closeQuietly(ch);
-                    }
-                    for (TcpConnection c : peers) {
-                        if (c != null) {
-                            c.close();
-                        }
                     }
                     connector.close();
                     throw new io.jccl.JcclException("rank " + rank + ": could not set up the connection to rank " + p
