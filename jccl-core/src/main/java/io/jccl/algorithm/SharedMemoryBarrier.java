@@ -6,8 +6,10 @@ import io.jccl.transport.SharedArena;
 
 /**
  * Barrier through memory every rank can read ({@link SharedArena}): one round in which every rank publishes its
- * signature and arrival and waits for everyone else's. No rank leaves before every rank has entered. Cost:
- * {@link #predictMicros}.
+ * signature and arrival, rank 0 waits for everyone's and releases the others, and every rank then compares every
+ * rank's signature ({@link CollectiveCall#arriveReleased}). No rank leaves before every rank has entered; rank 0
+ * leaves first, so that a rooted call after the barrier has its root's data out by the time a descheduled rank runs
+ * again. Cost: {@link #predictMicros}.
  */
 public final class SharedMemoryBarrier extends SharedMemoryAlgorithm {
     @Override
@@ -28,6 +30,6 @@ public final class SharedMemoryBarrier extends SharedMemoryAlgorithm {
 
     public static void barrier(CollectiveCall call) {
         SharedArena a = call.arena();
-        call.arrive(a, SharedRounds.begin(call, a), true);
+        call.arriveReleased(a, SharedRounds.begin(call, a), 0);
     }
 }

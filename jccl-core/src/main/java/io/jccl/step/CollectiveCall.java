@@ -684,6 +684,30 @@ public final class CollectiveCall {
     }
 
     /**
+     * A barrier's round released by one rank: writes this call's signature into slot {@code half} and publishes
+     * {@code round}; {@code releaser} waits for every rank to arrive and then publishes {@code round} as its
+     * {@link io.jccl.transport.SharedArena#LEFT} counter, the release, which every other rank waits for. Then every
+     * rank compares every rank's signature, so a mismatch fails every rank alike. The releaser leaves first, one
+     * cache-line transfer before the others: when ranks outnumber cores, a rooted call that follows (the root is
+     * usually the releaser) has published its data by the time a descheduled rank runs again, instead of that rank
+     * waiting for the root to be scheduled (Open MPI's barrier releases its ranks in the same order).
+     */
+    public void arriveReleased(io.jccl.transport.SharedArena a, long round, int releaser) {
+        step(0, "shared-memory barrier");
+        int half = (int) (round & 1);
+        a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
+        a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        if (rank() == releaser) {
+            awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
+            a.publish(io.jccl.transport.SharedArena.LEFT, round);
+        } else {
+            awaitArena(a, releaser, io.jccl.transport.SharedArena.LEFT, round);
+        }
+        compareSignatures(a, half, -1, signature);
+        a.settled(round);
+    }
+
+    /**
      * Compares the signature in slot {@code half} of every rank (or of {@code only}, unless -1) with {@code sig}
      * (this rank's in that slot).
      */
@@ -724,13 +748,13 @@ public final class CollectiveCall {
                 behind = only < 0 ? a.await(which, value, until) : a.awaitRank(only, which, value, until);
             } catch (io.jccl.transport.PeerLostException e) {
                 // a peer that failed first and then exited has usually sent its reason: report that, not its exit
-                throwPendingAbort(a, which, value);
+                throwPendingAbort(a, only, which, value);
                 throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
             }
             if (behind < 0) {
                 return;
             }
-            throwPendingAbort(a, which, value);
+            throwPendingAbort(a, only, which, value);
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);
             }
@@ -747,12 +771,14 @@ public final class CollectiveCall {
     /**
      * Throws the abort a peer sent (or the transport made for a lost peer) that is waiting for this call's
      * communicator, if any; an abort a peer sent comes first (see {@link io.jccl.transport.Inbox}). A peer that
-     * closed cleanly counts only if it left before its counter {@code which} reached {@code value}.
+     * closed cleanly counts only if it left before what this rank waits for happened: counter {@code which} of
+     * rank {@code only} (or, with -1, of the peer itself) reaching {@code value}. A peer cannot finish its own
+     * part of the call before that, so a departure after it is a peer that finished, not one that failed.
      */
-    private void throwPendingAbort(io.jccl.transport.SharedArena a, int which, long value) {
+    private void throwPendingAbort(io.jccl.transport.SharedArena a, int only, int which, long value) {
         for (int p = 0; p < size(); p++) {
             Frame abort = p == rank() ? null : transport.pendingAbort(p, stream);
-            if (abort != null && abort.isDeparture() && a.counter(p, which) >= value) {
+            if (abort != null && abort.isDeparture() && a.counter(only < 0 ? p : only, which) >= value) {
                 continue; // it closed after reaching what this rank waits for: finished, not failed
             }
             if (abort != null) {

@@ -23,7 +23,10 @@ public interface SharedArena {
     int ARRIVED = 0;
     /** Counter a rank publishes when its share of the result is in its exchange buffer. */
     int REDUCED = 1;
-    /** Counter a rank publishes when it has finished reading its peers' exposed buffers. */
+    /**
+     * Counter a rank publishes when it has finished reading its peers' exposed buffers; also the release of a
+     * shared-memory barrier, published by the barrier's releasing rank once every rank has arrived.
+     */
     int LEFT = 2;
     /** Number of counters per rank. */
     int COUNTERS = 3;

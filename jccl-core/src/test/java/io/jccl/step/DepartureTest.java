@@ -70,6 +70,53 @@ class DepartureTest {
     }
 
     /**
+     * An arena in which rank 0 waits in a barrier for its releaser, rank 1, whose release ({@code LEFT}) is
+     * {@code release}; the first wait ends at a slice with rank 1 not yet seen there. Every other rank's counters
+     * are 0, as a peer's own {@code LEFT} is in a barrier.
+     */
+    private static SharedArena releasingArena(long release) {
+        int[] waits = {0};
+        return (SharedArena) Proxy.newProxyInstance(SharedArena.class.getClassLoader(),
+                new Class<?>[] {SharedArena.class}, (proxy, m, args) -> {
+                    switch (m.getName()) {
+                        case "awaitRank":
+                            return waits[0]++ == 0 ? (int) args[0] : -1;
+                        case "counter":
+                            return (int) args[0] == 1 && (int) args[1] == SharedArena.LEFT ? release : 0L;
+                        case "sameSignature":
+                            return true;
+                        case "putSignature":
+                        case "publish":
+                        case "settled":
+                        case "publishedSignature":
+                            return null;
+                        case "size":
+                            return 3;
+                        default:
+                            throw new UnsupportedOperationException(m.getName());
+                    }
+                });
+    }
+
+    /**
+     * Rank 2 left the barrier and closed while rank 0 had not yet seen the release: rank 2 finished (it cannot
+     * leave before the release), although its own counter is not at the round. Fails if a departure is judged by
+     * the departed peer's counter rather than by what the waiting rank waits for.
+     */
+    @Test
+    void shouldNotFailForAPeerThatClosedAfterTheBarriersRelease() {
+        callOnRank0WithRank2Closed().arriveReleased(releasingArena(5), 5, 1);
+    }
+
+    @Test
+    void shouldNameAPeerThatClosedBeforeTheBarriersRelease() {
+        PeerAbortedException e = assertThrows(PeerAbortedException.class,
+                () -> callOnRank0WithRank2Closed().arriveReleased(releasingArena(4), 5, 1));
+        assertEquals(2, e.originRank());
+        assertTrue(e.getMessage().contains("rank 2 closed its communicator"), e.getMessage());
+    }
+
+    /**
      * A receive that ends on a peer's departure while an abort of the communicator is recorded (it came after the
      * departure was queued): the abort, which says what went wrong, is raised, not the bare departure (a
      * hierarchical mismatch test once saw "rank 2 closed its communicator" where the mismatch was the cause).
