@@ -101,7 +101,7 @@ public enum Algorithm {
             case REDUCE_SCATTER:
                 return EnumSet.of(RING, SHARED_MEMORY, HIERARCHICAL, ORDERED);
             case REDUCE:
-                return EnumSet.of(RING, ORDERED);
+                return EnumSet.of(RING, SHARED_MEMORY, ORDERED);
             case BROADCAST:
                 return EnumSet.of(TREE, SHARED_MEMORY, HIERARCHICAL);
             case GATHER:

@@ -42,22 +42,6 @@ class EagerBroadcastTest {
                 org.junit.jupiter.params.provider.Arguments.of(TransportKind.TCP, Algorithm.TREE));
     }
 
-    /** Every rank failed with a mismatch in {@code field}, or was told of one. */
-    private static void assertEveryRankFails(List<RankHarness.Outcome<float[]>> out, String field) {
-        for (int r = 0; r < out.size(); r++) {
-            Throwable e = out.get(r).error;
-            int rank = r;
-            assertNotNull(e, () -> "rank " + rank + " returned normally");
-            if (e instanceof CollectiveMismatchException) {
-                assertEquals(field, ((CollectiveMismatchException) e).field(), e.getMessage());
-            } else {
-                PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e, () -> "rank " + rank
-                        + ": " + e);
-                assertTrue(a.reason().contains("mismatch") && a.reason().contains(field), a.getMessage());
-            }
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM"})
     void theRootShouldNotWaitForTheOthers(TransportKind kind) throws Exception {
@@ -128,7 +112,7 @@ class EagerBroadcastTest {
             comm.barrier();
             return x;
         });
-        assertEveryRankFails(out, "root");
+        RankHarness.assertEveryRankFails(out, "root");
         for (int r = 1; r <= 2; r++) {
             if (results[r] != null) {
                 assertArrayEquals(new float[] {7}, results[r], "rank " + r + " got another root's data");
@@ -149,7 +133,7 @@ class EagerBroadcastTest {
             comm.barrier();
             return x;
         });
-        assertEveryRankFails(out, "root");
+        RankHarness.assertEveryRankFails(out, "root");
         CollectiveMismatchException m = assertInstanceOf(CollectiveMismatchException.class, out.get(2).error);
         assertEquals(OpType.BROADCAST, m.operation(), m.getMessage());
         assertArrayEquals(new float[] {-2}, left[2], "rank 2 read a buffer that is not a root's");
@@ -165,7 +149,7 @@ class EagerBroadcastTest {
             comm.barrier();
             return x;
         });
-        assertEveryRankFails(out, "count");
+        RankHarness.assertEveryRankFails(out, "count");
         for (int r : new int[] {0, 2, 3}) {
             CollectiveMismatchException m = assertInstanceOf(CollectiveMismatchException.class, out.get(r).error,
                     "rank " + r + " should find the difference itself");

@@ -8,6 +8,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 /** Runs one body per rank on threads and reports each rank's result or exception, without propagating. */
 final class RankHarness {
     private RankHarness() {
@@ -21,6 +26,31 @@ final class RankHarness {
             this.value = value;
             this.error = error;
         }
+    }
+
+    /**
+     * Every rank failed: with a mismatch in {@code field} that it found itself (naming itself and the peer that
+     * differs), or told of one by a peer; at least one rank found it itself.
+     */
+    static <T> void assertEveryRankFails(List<Outcome<T>> out, String field) {
+        int mismatches = 0;
+        for (int r = 0; r < out.size(); r++) {
+            Throwable e = out.get(r).error;
+            int rank = r;
+            assertNotNull(e, () -> "rank " + rank + " returned normally");
+            if (e instanceof CollectiveMismatchException) {
+                CollectiveMismatchException m = (CollectiveMismatchException) e;
+                assertEquals(field, m.field(), m.getMessage());
+                assertEquals(r, m.rank());
+                assertTrue(m.getMessage().contains("rank " + m.peer() + " has " + field + "="), m.getMessage());
+                mismatches++;
+            } else {
+                PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e,
+                        () -> "rank " + rank + ": " + e);
+                assertTrue(a.reason().contains("mismatch") && a.reason().contains(field), a.getMessage());
+            }
+        }
+        assertTrue(mismatches >= 1, "nobody detected the mismatch");
     }
 
     static <T> List<Outcome<T>> run(int world, Duration timeout, Jccl.RankBody<T> body) throws Exception {

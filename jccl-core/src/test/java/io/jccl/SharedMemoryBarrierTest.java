@@ -11,9 +11,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -66,17 +63,6 @@ class SharedMemoryBarrierTest {
             }
             return null;
         });
-        for (int r = 0; r < out.size(); r++) {
-            Throwable e = out.get(r).error;
-            int rank = r;
-            assertNotNull(e, () -> "rank " + rank + " returned normally");
-            if (e instanceof CollectiveMismatchException) {
-                assertEquals("operation", ((CollectiveMismatchException) e).field(), e.getMessage());
-            } else {
-                PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e, () -> "rank " + rank
-                        + ": " + e);
-                assertTrue(a.reason().contains("mismatch") && a.reason().contains("operation"), a.getMessage());
-            }
-        }
+        RankHarness.assertEveryRankFails(out, "operation");
     }
 }

@@ -35,6 +35,7 @@ public final class AlgorithmRegistry {
             new HierarchicalReduceScatter(),
             new OrderedReduceScatter(),
             new RingReduce(),
+            new SharedMemoryReduce(),
             new OrderedReduce(),
             new BinomialTreeBroadcast(),
             new SharedMemoryBroadcast(),

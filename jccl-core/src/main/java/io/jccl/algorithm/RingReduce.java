@@ -31,13 +31,13 @@ public final class RingReduce implements CollectiveAlgorithm {
 
     /**
      * P-1 ring steps of T/P bytes per rank, then one step in which the root receives T(P-1)/P bytes (T = buffer
-     * bytes).
+     * bytes); nothing on one rank.
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
         int p = topology.world();
         double t = bytes;
-        return messages.micros(p, 2 * t * (p - 1) / p);
+        return p == 1 ? 0 : messages.micros(p, 2 * t * (p - 1) / p);
     }
 
     public static void reduce(CollectiveCall call, Buf data, int root, ReduceOp op) {

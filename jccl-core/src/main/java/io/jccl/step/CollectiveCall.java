@@ -674,13 +674,37 @@ public final class CollectiveCall {
      */
     public void arriveEagerly(io.jccl.transport.SharedArena a, long round, int root) {
         step(0, "shared-memory eager arrive");
-        int half = (int) (round & 1);
-        a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
-        a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        int half = publishArrival(a, round);
         if (rank() != root) {
             awaitArena(a, root, io.jccl.transport.SharedArena.ARRIVED, round);
             compareSignatures(a, half, root, signature);
         }
+    }
+
+    /**
+     * An eager round that gathers to {@code root} (a reduce that fits one round): writes this call's signature into
+     * slot {@code half} and publishes {@code round}; then {@code root} waits for every rank to arrive and compares
+     * every rank's signature, while every other rank returns at once (its part is in its exchange buffer, which it
+     * rewrites only two rounds later, after the root has arrived at the round in between). A rank whose call differs
+     * fails the root here and every other rank when it next {@link #settle}s. The caller has settled the round
+     * before and written its part into its buffer {@code half}.
+     */
+    public void arriveGathered(io.jccl.transport.SharedArena a, long round, int root) {
+        step(0, "shared-memory eager arrive");
+        int half = publishArrival(a, round);
+        if (rank() == root) {
+            awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
+            compareSignatures(a, half, -1, signature);
+            a.settled(round);
+        }
+    }
+
+    /** Writes this call's signature into slot {@code round & 1} and publishes {@code round}; returns the slot. */
+    private int publishArrival(io.jccl.transport.SharedArena a, long round) {
+        int half = (int) (round & 1);
+        a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
+        a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        return half;
     }
 
     /**
@@ -694,9 +718,7 @@ public final class CollectiveCall {
      */
     public void arriveReleased(io.jccl.transport.SharedArena a, long round, int releaser) {
         step(0, "shared-memory barrier");
-        int half = (int) (round & 1);
-        a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
-        a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        int half = publishArrival(a, round);
         if (rank() == releaser) {
             awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
             a.publish(io.jccl.transport.SharedArena.LEFT, round);

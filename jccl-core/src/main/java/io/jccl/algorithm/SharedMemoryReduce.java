@@ -1,0 +1,102 @@
+package io.jccl.algorithm;
+
+import io.jccl.OpType;
+import io.jccl.ReduceOp;
+import io.jccl.buffer.Buf;
+import io.jccl.step.CollectiveCall;
+import io.jccl.transport.SharedArena;
+
+/**
+ * Reduce to a root through memory every rank can read ({@link SharedArena}), the mirror of the eager broadcast.
+ * <ul>
+ *   <li>Up to {@link SharedMemoryAllReduce#SMALL_BYTES}, <b>eager</b>: every rank copies its input into its exchange
+ *       buffer and publishes its arrival; the others return at once, and the root waits for everyone, compares
+ *       every signature and reduces every rank's buffer into its own
+ *       ({@link CollectiveCall#arriveGathered}). A rank whose call differs fails the root at once and every other
+ *       rank at its next shared-memory call, when it settles this round.</li>
+ *   <li>Larger, in rounds of at most one exchange buffer (the round loop of {@code SharedRounds}): every rank copies
+ *       its part in and arrives (the first round compares every signature); rank r reduces slice r (of P balanced
+ *       slices) reading every rank's buffer and writes it back into its own buffer, publishes {@code REDUCED} and
+ *       goes on; the root waits for every {@code REDUCED} and copies the other slices out. The reduction work is
+ *       shared, and only the root waits twice.</li>
+ * </ul>
+ * Only the root's buffer changes. Every element is reduced in rank order (((x0 op x1) op x2) ...), as
+ * {@link SharedMemoryAllReduce} does, so the root's result is the shared-memory allreduce's, within the bound of
+ * gloo's. Cost: {@link #predictMicros}, against the ring reduce's messages.
+ */
+public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
+    @Override
+    public OpType operation() {
+        return OpType.REDUCE;
+    }
+
+    @Override
+    public void run(CollectiveCall call, Operands operands) {
+        reduce(call, operands.data(), operands.root(), operands.reduceOp());
+    }
+
+    /**
+     * Small calls: one synchronisation, every rank writes T and the root reads P T. Larger rounds: two, every rank
+     * writes T + T/P and reads T (its slice of every rank), the root also T(P-1)/P (T = buffer bytes).
+     */
+    @Override
+    public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
+        int p = topology.world();
+        double t = bytes;
+        boolean small = t <= SharedMemoryAllReduce.SMALL_BYTES;
+        return arenaMicros(topology, arena, rounds(t, topology) * (small ? 1 : 2), small ? t * (p + 1) : 3 * t);
+    }
+
+    public static void reduce(CollectiveCall call, Buf data, int root, ReduceOp op) {
+        SharedArena a = call.arena();
+        int p = call.size();
+        int elem = data.dtype().sizeBytes();
+        int n = data.count();
+        if ((long) n * elem <= SharedMemoryAllReduce.SMALL_BYTES) {
+            long round = SharedRounds.begin(call, a);
+            int half = (int) (round & 1);
+            a.put(half, 0, data);
+            call.arriveGathered(a, round, root);
+            boolean isRoot = call.rank() == root;
+            if (isRoot) {
+                SharedRounds.reduceRange(a, half, 0, data, op, p);
+            }
+            call.countShared((long) n * elem, isRoot ? (long) n * elem * (p - 1) : 0);
+            return;
+        }
+        SharedRounds.run(call, a, n, a.bufferBytes() / elem,
+                (half, start, m) -> a.put(half, 0, data.slice(start, m)),
+                (round, half, start, m) -> reduceRound(call, a, round, half, data.slice(start, m), root, op));
+    }
+
+    /** After every rank arrived with its copy of {@code chunk} in buffer {@code half}: the round's reduction. */
+    private static void reduceRound(CollectiveCall call, SharedArena a, long round, int half, Buf chunk, int root,
+                                    ReduceOp op) {
+        int p = call.size();
+        int me = call.rank();
+        int elem = chunk.dtype().sizeBytes();
+        int m = chunk.count();
+        int lo = (int) ((long) m * me / p);
+        int hi = (int) ((long) m * (me + 1) / p);
+        boolean isRoot = me == root;
+        Buf mine = isRoot ? chunk.slice(lo, hi - lo) : call.scratchLike(chunk, hi - lo); // a non-root's input stays
+        SharedRounds.reduceRange(a, half, lo, mine, op, p);
+        a.put(half, lo, mine);
+        a.publish(SharedArena.REDUCED, round);
+        if (!isRoot) {
+            call.releaseScratch(mine);
+            call.countShared((long) (m + hi - lo) * elem, (long) (hi - lo) * (p - 1) * elem);
+            return;
+        }
+        call.step(2, "shared-memory reduced");
+        call.awaitArena(a, SharedArena.REDUCED, round);
+        for (int r = 0; r < p; r++) {
+            if (r != me) {
+                int rlo = (int) ((long) m * r / p);
+                int rhi = (int) ((long) m * (r + 1) / p);
+                a.get(r, half, rlo, chunk.slice(rlo, rhi - rlo));
+            }
+        }
+        call.countShared((long) (m + hi - lo) * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+    }
+}
