@@ -16,8 +16,9 @@ import io.jccl.transport.SharedArena;
  *       rank at its next shared-memory call, when it settles this round.</li>
  *   <li>Larger, in rounds of at most one exchange buffer (the round loop of {@code SharedRounds}): every rank copies
  *       its part in and arrives (the first round compares every signature); rank r reduces slice r (of P balanced
- *       slices) reading every rank's buffer and writes it back into its own buffer, publishes {@code REDUCED} and
- *       goes on; the root waits for every {@code REDUCED} and copies the other slices out. The reduction work is
+ *       slices) reading every rank's buffer; every other rank writes it back into its own buffer, publishes
+ *       {@code REDUCED} and goes on; the root, whose slice is in place, waits for every {@code REDUCED} and copies
+ *       the other slices out. The reduction work is
  *       shared, and only the root waits twice.</li>
  * </ul>
  * Only the root's buffer changes. Every element is reduced in rank order (((x0 op x1) op x2) ...), as
@@ -81,13 +82,14 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
         boolean isRoot = me == root;
         Buf mine = isRoot ? chunk.slice(lo, hi - lo) : call.scratchLike(chunk, hi - lo); // a non-root's input stays
         SharedRounds.reduceRange(a, half, lo, mine, op, p);
-        a.put(half, lo, mine);
-        a.publish(SharedArena.REDUCED, round);
-        if (!isRoot) {
+        if (!isRoot) { // the root's own slice is already in place
+            a.put(half, lo, mine);
+            a.publish(SharedArena.REDUCED, round);
             call.releaseScratch(mine);
             call.countShared((long) (m + hi - lo) * elem, (long) (hi - lo) * (p - 1) * elem);
             return;
         }
+        a.publish(SharedArena.REDUCED, round); // its own, so that one wait covers every rank
         call.step(2, "shared-memory reduced");
         call.awaitArena(a, SharedArena.REDUCED, round);
         for (int r = 0; r < p; r++) {
@@ -97,6 +99,6 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
                 a.get(r, half, rlo, chunk.slice(rlo, rhi - rlo));
             }
         }
-        call.countShared((long) (m + hi - lo) * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+        call.countShared((long) m * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
     }
 }
