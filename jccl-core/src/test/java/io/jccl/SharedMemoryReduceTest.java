@@ -27,8 +27,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 class SharedMemoryReduceTest {
     private static final Duration LONG = Duration.ofSeconds(20);
     private static final CollectiveOptions SHARED = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.SHARED_MEMORY);
-    /** Empty, one element, fewer than ranks, eager, just above eager, several exchange buffers (the tests' 64 KiB). */
-    private static final int[] COUNTS = {0, 1, 3, 1001, 4097, 70_001};
+    /**
+     * Empty, one element, fewer than ranks, eager, below 16 KiB but above the tests' 8 KiB exchange buffers (in
+     * rounds), just above 16 KiB, several exchange buffers.
+     */
+    private static final int[] COUNTS = {0, 1, 3, 1001, 3001, 4097, 70_001};
 
     private static float[] input(int rank, int count, int root) {
         Random rnd = new Random(rank * 7_919L + count * 31L + root);

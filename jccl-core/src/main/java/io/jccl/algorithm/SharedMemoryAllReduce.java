@@ -107,13 +107,7 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         a.publish(SharedArena.REDUCED, round);
         call.step(2, "shared-memory reduced");
         call.awaitArena(a, SharedArena.REDUCED, round);
-        for (int r = 0; r < p; r++) {
-            if (r != me) {
-                int rlo = (int) ((long) m * r / p);
-                int rhi = (int) ((long) m * (r + 1) / p);
-                a.get(r, half, rlo, chunk.slice(rlo, rhi - rlo));
-            }
-        }
+        SharedRounds.copyOtherSlices(a, half, chunk, me, p);
         call.countShared((long) (m + hi - lo) * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
     }
 

@@ -9,9 +9,9 @@ import io.jccl.transport.SharedArena;
 /**
  * Reduce to a root through memory every rank can read ({@link SharedArena}), the mirror of the eager broadcast.
  * <ul>
- *   <li>Up to {@link SharedMemoryAllReduce#SMALL_BYTES}, <b>eager</b>: every rank copies its input into its exchange
- *       buffer and publishes its arrival; the others return at once, and the root waits for everyone, compares
- *       every signature and reduces every rank's buffer into its own
+ *   <li>Up to {@link SharedMemoryAllReduce#SMALL_BYTES} and one exchange buffer, <b>eager</b>: every rank copies
+ *       its input into its exchange buffer and publishes its arrival; the others return at once, and the root waits
+ *       for everyone, compares every signature and reduces every rank's buffer into its own
  *       ({@link CollectiveCall#arriveGathered}). A rank whose call differs fails the root at once and every other
  *       rank at its next shared-memory call, when it settles this round.</li>
  *   <li>Larger, in rounds of at most one exchange buffer (the round loop of {@code SharedRounds}): every rank copies
@@ -53,7 +53,7 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
         int p = call.size();
         int elem = data.dtype().sizeBytes();
         int n = data.count();
-        if ((long) n * elem <= SharedMemoryAllReduce.SMALL_BYTES) {
+        if ((long) n * elem <= Math.min(SharedMemoryAllReduce.SMALL_BYTES, a.bufferBytes())) { // one round
             long round = SharedRounds.begin(call, a);
             int half = (int) (round & 1);
             a.put(half, 0, data);
@@ -92,13 +92,7 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
         a.publish(SharedArena.REDUCED, round); // its own, so that one wait covers every rank
         call.step(2, "shared-memory reduced");
         call.awaitArena(a, SharedArena.REDUCED, round);
-        for (int r = 0; r < p; r++) {
-            if (r != me) {
-                int rlo = (int) ((long) m * r / p);
-                int rhi = (int) ((long) m * (r + 1) / p);
-                a.get(r, half, rlo, chunk.slice(rlo, rhi - rlo));
-            }
-        }
+        SharedRounds.copyOtherSlices(a, half, chunk, me, p);
         call.countShared((long) m * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
     }
 }

@@ -103,6 +103,21 @@ final class SharedRounds {
         call.awaitArena(a, SharedArena.LEFT, round);
     }
 
+    /**
+     * Copies slice r of {@code chunk} (of P balanced slices, {@code [m r / P, m (r + 1) / P)}) out of every other
+     * rank r's buffer {@code half}, where r reduced it: the last step of a round whose reduction the ranks shared.
+     */
+    static void copyOtherSlices(SharedArena a, int half, Buf chunk, int me, int p) {
+        int m = chunk.count();
+        for (int r = 0; r < p; r++) {
+            if (r != me) {
+                int lo = (int) ((long) m * r / p);
+                int hi = (int) ((long) m * (r + 1) / p);
+                a.get(r, half, lo, chunk.slice(lo, hi - lo));
+            }
+        }
+    }
+
     /** {@code out = rank 0's range op rank 1's op ...}, reading every rank's buffer from element {@code at}. */
     static void reduceRange(SharedArena a, int half, int at, Buf out, ReduceOp op, int p) {
         a.get(0, half, at, out);
