@@ -18,8 +18,7 @@ import io.jccl.transport.SharedArena;
  *       its part in and arrives (the first round compares every signature); rank r reduces slice r (of P balanced
  *       slices) reading every rank's buffer; every other rank writes it back into its own buffer, publishes
  *       {@code REDUCED} and goes on; the root, whose slice is in place, waits for every {@code REDUCED} and copies
- *       the other slices out. The reduction work is
- *       shared, and only the root waits twice.</li>
+ *       the other slices out. The reduction work is shared, and only the root waits twice.</li>
  * </ul>
  * Only the root's buffer changes. Every element is reduced in rank order (((x0 op x1) op x2) ...), as
  * {@link SharedMemoryAllReduce} does, so the root's result is the shared-memory allreduce's, within the bound of
