@@ -49,8 +49,8 @@ class BenchCommandTest {
                 + "busbw  #wrong   cpu(us)  inplace(us)"), out);
         JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
         // allreduce: ring, tree, shared memory; allgather, reduce_scatter: ring, shared memory; broadcast: tree,
-        // shared memory; all_to_all: AUTO (none of those); reduce: ring
-        assertEquals(3 * 11, rows.size(), rows.toString());
+        // shared memory; all_to_all: AUTO (none of those); reduce: ring, shared memory
+        assertEquals(3 * 12, rows.size(), rows.toString());
         for (JsonNode r : rows) {
             assertEquals(0, r.get("wrong").asLong(), r.toString());
             assertTrue(r.get("timeUs").asDouble() > 0);
