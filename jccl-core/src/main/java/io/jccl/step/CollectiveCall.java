@@ -710,18 +710,23 @@ public final class CollectiveCall {
     /**
      * A barrier's round released by one rank: writes this call's signature into slot {@code half} and publishes
      * {@code round}; {@code releaser} waits for every rank to arrive and then publishes {@code round} as its
-     * {@link io.jccl.transport.SharedArena#LEFT} counter, the release, which every other rank waits for. Then every
-     * rank compares every rank's signature, so a mismatch fails every rank alike. The releaser leaves first, one
-     * cache-line transfer before the others: when ranks outnumber cores, a rooted call that follows (the root is
-     * usually the releaser) has published its data by the time a descheduled rank runs again, instead of that rank
-     * waiting for the root to be scheduled (Open MPI's barrier releases its ranks in the same order).
+     * {@link io.jccl.transport.SharedArena#LEFT} counter, the release. Where ranks outnumber cores
+     * ({@link io.jccl.transport.SharedArena#oversubscribed}) every other rank waits for that release alone, so the
+     * releaser leaves first: a rooted call that follows (the root is usually the releaser) has published its data by
+     * the time a descheduled rank runs again, instead of that rank waiting for the root to be scheduled (Open MPI's
+     * barrier releases its ranks in the same order). Where they fit the cores every rank waits for every arrival
+     * and they leave together, a cache-line transfer sooner. Then every rank compares every rank's signature, so a
+     * mismatch fails every rank alike. The releaser publishes the release either way, so ranks that judged the
+     * cores differently would still pass.
      */
     public void arriveReleased(io.jccl.transport.SharedArena a, long round, int releaser) {
         step(0, "shared-memory barrier");
         int half = publishArrival(a, round);
-        if (rank() == releaser) {
+        if (rank() == releaser || !a.oversubscribed()) {
             awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
-            a.publish(io.jccl.transport.SharedArena.LEFT, round);
+            if (rank() == releaser) {
+                a.publish(io.jccl.transport.SharedArena.LEFT, round);
+            }
         } else {
             awaitArena(a, releaser, io.jccl.transport.SharedArena.LEFT, round);
         }

@@ -7,6 +7,7 @@ public abstract class AbstractArena implements SharedArena {
     private final int rank;
     private final int size;
     private final int maxSpins;
+    private final boolean oversubscribed;
     private long round;
     private long settled;
     /**
@@ -16,17 +17,30 @@ public abstract class AbstractArena implements SharedArena {
     private final WaitStrategy idle;
     private volatile boolean interrupted;
 
-    /** {@code oversubscribedSpins}: see {@link WaitStrategy#spinsFor(int, int)}. */
+    /**
+     * Ranks that are threads of this JVM, {@code ranksOnHost} of them on its processors; {@code oversubscribedSpins}:
+     * see {@link WaitStrategy#spinsFor(int, int)}.
+     */
     protected AbstractArena(int rank, int size, int ranksOnHost, int oversubscribedSpins) {
-        this(rank, size, WaitStrategy.spinsFor(ranksOnHost, oversubscribedSpins));
+        this(rank, size, WaitStrategy.spinsFor(ranksOnHost, oversubscribedSpins),
+                ranksOnHost > Runtime.getRuntime().availableProcessors());
     }
 
-    /** {@code maxSpins}: spins before a wait yields ({@link WaitStrategy#spinsFor(int, int, int)}). */
-    protected AbstractArena(int rank, int size, int maxSpins) {
+    /**
+     * {@code maxSpins}: spins before a wait yields ({@link WaitStrategy#spinsFor(int, int, int)});
+     * {@code oversubscribed}: {@link #oversubscribed()}.
+     */
+    protected AbstractArena(int rank, int size, int maxSpins, boolean oversubscribed) {
         this.rank = rank;
         this.size = size;
         this.maxSpins = maxSpins;
+        this.oversubscribed = oversubscribed;
         this.idle = new WaitStrategy(maxSpins);
+    }
+
+    @Override
+    public final boolean oversubscribed() {
+        return oversubscribed;
     }
 
     @Override

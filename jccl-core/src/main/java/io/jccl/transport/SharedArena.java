@@ -37,6 +37,13 @@ public interface SharedArena {
 
     int size();
 
+    /**
+     * Whether this arena's ranks outnumber the cores they run on, counted from what every rank sees alike (the
+     * processors of the one JVM of thread ranks; the union of the processes' affinities on shm). Only a matter of
+     * timing: ranks that disagreed would still complete every call.
+     */
+    boolean oversubscribed();
+
     /** Bytes of one exchange buffer. */
     int bufferBytes();
 

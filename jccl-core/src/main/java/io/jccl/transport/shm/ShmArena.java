@@ -75,8 +75,8 @@ final class ShmArena extends AbstractArena {
 
     /** {@code segments[r]}: rank r's segment; this rank's own among them. */
     ShmArena(ShmTransport transport, ByteBuffer[] segments, int ringBytes, int arenaBytes, int registeredBytes,
-             int maxSpins) {
-        super(transport.rank(), transport.size(), maxSpins);
+             int maxSpins, boolean oversubscribed) {
+        super(transport.rank(), transport.size(), maxSpins, oversubscribed);
         this.transport = transport;
         this.arenaBytes = arenaBytes;
         this.registeredBytes = registeredBytes;

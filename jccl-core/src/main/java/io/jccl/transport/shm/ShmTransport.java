@@ -177,7 +177,7 @@ public final class ShmTransport extends AbstractTransport {
             t.maxSpins = WaitStrategy.spinsFor(size, cores, oversubscribedSpins);
             LOG.debug("rank {}: {} ranks on this host, {} cores for them, waits spin {} times", rank, size, cores,
                     t.maxSpins);
-            t.arena = new ShmArena(t, segments, ringBytes, arenaBytes, registeredBytes, t.maxSpins);
+            t.arena = new ShmArena(t, segments, ringBytes, arenaBytes, registeredBytes, t.maxSpins, size > cores);
             return t;
         } catch (RuntimeException e) {
             t.close();
