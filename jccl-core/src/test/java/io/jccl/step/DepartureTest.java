@@ -28,16 +28,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class DepartureTest {
 
-    /** An arena whose first wait ends at a slice with rank 1 behind; rank 2's counter is {@code rank2}. */
-    private static SharedArena arena(long rank2) {
+    /**
+     * An arena of 3 ranks whose first wait ({@code await} for every rank, or {@code awaitRank}) ends at a slice with
+     * a rank not yet there, and whose only counter above 0 is counter {@code which} of rank {@code rank}, at
+     * {@code value}. Signatures agree, and ranks outnumber cores (a barrier's other ranks wait for its release).
+     */
+    private static SharedArena arena(int rank, int which, long value) {
         int[] waits = {0};
         return (SharedArena) Proxy.newProxyInstance(SharedArena.class.getClassLoader(),
                 new Class<?>[] {SharedArena.class}, (proxy, m, args) -> {
                     switch (m.getName()) {
                         case "await":
                             return waits[0]++ == 0 ? 1 : -1;
+                        case "awaitRank":
+                            return waits[0]++ == 0 ? (int) args[0] : -1;
                         case "counter":
-                            return (int) args[0] == 2 ? rank2 : 0L;
+                            return (int) args[0] == rank && (int) args[1] == which ? value : 0L;
+                        case "sameSignature":
+                        case "oversubscribed":
+                            return true;
+                        case "putSignature":
+                        case "publish":
+                        case "settled":
                         case "publishedSignature":
                             return null;
                         case "size":
@@ -58,45 +70,15 @@ class DepartureTest {
 
     @Test
     void shouldNotFailForAPeerThatClosedAfterArriving() {
-        callOnRank0WithRank2Closed().awaitArena(arena(5), SharedArena.ARRIVED, 5);
+        callOnRank0WithRank2Closed().awaitArena(arena(2, SharedArena.ARRIVED, 5), SharedArena.ARRIVED, 5);
     }
 
     @Test
     void shouldNameAPeerThatClosedBeforeArriving() {
         PeerAbortedException e = assertThrows(PeerAbortedException.class,
-                () -> callOnRank0WithRank2Closed().awaitArena(arena(4), SharedArena.ARRIVED, 5));
+                () -> callOnRank0WithRank2Closed().awaitArena(arena(2, SharedArena.ARRIVED, 4), SharedArena.ARRIVED, 5));
         assertEquals(2, e.originRank());
         assertTrue(e.getMessage().contains("rank 2 closed its communicator"), e.getMessage());
-    }
-
-    /**
-     * An arena in which rank 0 waits in a barrier for its releaser, rank 1, whose release ({@code LEFT}) is
-     * {@code release}; the first wait ends at a slice with rank 1 not yet seen there. Every other rank's counters
-     * are 0, as a peer's own {@code LEFT} is in a barrier.
-     */
-    private static SharedArena releasingArena(long release) {
-        int[] waits = {0};
-        return (SharedArena) Proxy.newProxyInstance(SharedArena.class.getClassLoader(),
-                new Class<?>[] {SharedArena.class}, (proxy, m, args) -> {
-                    switch (m.getName()) {
-                        case "awaitRank":
-                            return waits[0]++ == 0 ? (int) args[0] : -1;
-                        case "counter":
-                            return (int) args[0] == 1 && (int) args[1] == SharedArena.LEFT ? release : 0L;
-                        case "sameSignature":
-                        case "oversubscribed": // the other ranks wait for the release
-                            return true;
-                        case "putSignature":
-                        case "publish":
-                        case "settled":
-                        case "publishedSignature":
-                            return null;
-                        case "size":
-                            return 3;
-                        default:
-                            throw new UnsupportedOperationException(m.getName());
-                    }
-                });
     }
 
     /**
@@ -106,13 +88,13 @@ class DepartureTest {
      */
     @Test
     void shouldNotFailForAPeerThatClosedAfterTheBarriersRelease() {
-        callOnRank0WithRank2Closed().arriveReleased(releasingArena(5), 5, 1);
+        callOnRank0WithRank2Closed().arriveReleased(arena(1, SharedArena.LEFT, 5), 5, 1);
     }
 
     @Test
     void shouldNameAPeerThatClosedBeforeTheBarriersRelease() {
         PeerAbortedException e = assertThrows(PeerAbortedException.class,
-                () -> callOnRank0WithRank2Closed().arriveReleased(releasingArena(4), 5, 1));
+                () -> callOnRank0WithRank2Closed().arriveReleased(arena(1, SharedArena.LEFT, 4), 5, 1));
         assertEquals(2, e.originRank());
         assertTrue(e.getMessage().contains("rank 2 closed its communicator"), e.getMessage());
     }
