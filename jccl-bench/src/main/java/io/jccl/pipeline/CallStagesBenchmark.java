@@ -86,10 +86,12 @@ public class CallStagesBenchmark {
         comm.allReduce(tensor, ReduceOp.SUM, CollectiveOptions.DEFAULT);
     }
 
-    /** Argument checks, the algorithm's choice and the prepared call (CallFactory.allReduce). */
+    /** Argument checks, the algorithm's choice and the prepared call (CallFactory.allReduce), handed back. */
     @Benchmark
     public PreparedCall validateAndChoose() {
-        return calls.allReduce(tensor, ReduceOp.SUM, CollectiveOptions.DEFAULT);
+        PreparedCall p = calls.allReduce(tensor, ReduceOp.SUM, CollectiveOptions.DEFAULT);
+        calls.release(p);
+        return p;
     }
 
     /** AUTO's choice alone. */

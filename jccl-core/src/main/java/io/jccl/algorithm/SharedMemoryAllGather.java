@@ -64,7 +64,7 @@ public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
 
     /** A round's publish: elements {@code [start, start + m)} of the input into buffer {@code half} and the output. */
     private static void publish(SharedArena a, int half, Buf input, Buf output, int me, int start, int m) {
-        a.put(half, 0, input.slice(start, m));
+        a.put(half, 0, start == 0 && m == input.count() ? input : input.slice(start, m));
         input.copyTo(start, output, me * input.count() + start, m);
     }
 
@@ -73,7 +73,7 @@ public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
                              int m) {
         for (int r = 0; r < p; r++) {
             if (r != me) {
-                a.get(r, half, 0, output.slice(r * n + start, m));
+                a.get(r, half, 0, output, r * n + start, m);
             }
         }
         int elem = output.dtype().sizeBytes();

@@ -60,7 +60,7 @@ final class ArgumentChecks {
         requireTensor(OpType.ALL_GATHER, out, "output");
         requireSameType(OpType.ALL_GATHER, in, out);
         requireCount(OpType.ALL_GATHER, "output", out, (long) in.count() * size,
-                "size x input = " + size + " x " + in.count());
+                "size x input = %d x %d", size, in.count());
     }
 
     void reduceScatter(Tensor in, Tensor out, ReduceOp op) {
@@ -73,7 +73,7 @@ final class ArgumentChecks {
                     + size + ") elements, got " + in.count());
         }
         requireCount(OpType.REDUCE_SCATTER, "output", out, in.count() / size,
-                "input / size = " + in.count() + " / " + size);
+                "input / size = %d / %d", in.count(), size);
     }
 
     void reduce(Tensor t, int root, ReduceOp op) {
@@ -94,7 +94,7 @@ final class ArgumentChecks {
             requireTensor(OpType.GATHER, out, "output on the root");
             requireSameType(OpType.GATHER, in, out);
             requireCount(OpType.GATHER, "output", out, (long) in.count() * size,
-                    "size x input = " + size + " x " + in.count());
+                    "size x input = %d x %d", size, in.count());
         }
     }
 
@@ -106,7 +106,7 @@ final class ArgumentChecks {
             requireTensor(OpType.SCATTER, in, "input on the root");
             requireSameType(OpType.SCATTER, in, out);
             requireCount(OpType.SCATTER, "input", in, (long) out.count() * size,
-                    "size x output = " + size + " x " + out.count());
+                    "size x output = %d x %d", size, out.count());
         }
     }
 
@@ -118,7 +118,7 @@ final class ArgumentChecks {
             throw new IllegalArgumentException("allToAll input must hold a multiple of the world size (" + size
                     + ") elements, got " + in.count());
         }
-        requireCount(OpType.ALL_TO_ALL, "output", out, in.count(), "the input's count");
+        requireCount(OpType.ALL_TO_ALL, "output", out, in.count(), "the input's count", 0, 0);
     }
 
     /** Checked after the operation's own arguments. */
@@ -154,10 +154,11 @@ final class ArgumentChecks {
         }
     }
 
-    private static void requireCount(OpType op, String what, Tensor t, long expected, String why) {
+    /** {@code why} is a format of {@code x} and {@code y}, made into the message only on failure (no garbage). */
+    private static void requireCount(OpType op, String what, Tensor t, long expected, String why, long x, long y) {
         if (t.count() != expected) {
             throw new IllegalArgumentException(op.label() + ": " + what + " must hold " + expected + " elements ("
-                    + why + "), got " + t.count());
+                    + String.format(why, x, y) + "), got " + t.count());
         }
     }
 

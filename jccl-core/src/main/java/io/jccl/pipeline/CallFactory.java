@@ -40,6 +40,13 @@ final class CallFactory {
     private final Topology topology;
     /** {@link Topology#multiHost()} of {@link #topology}, asked on every call. */
     private final boolean multiHost;
+    /** The communicator's size (AVG divides by it). */
+    private final int world;
+    /**
+     * By calling thread: the prepared call {@link #lend} fills for its next call. A thread makes one call at a time
+     * unless it queues an asynchronous one, which {@link #detach}es it first.
+     */
+    private final ThreadLocal<PreparedCall> mine = ThreadLocal.withInitial(PreparedCall::new);
 
     CallFactory(Transport transport, CommunicatorConfig config) {
         this.transport = transport;
@@ -50,6 +57,7 @@ final class CallFactory {
         this.topology = new Topology(transport.size(), transport.name(), transport instanceof SubTransport, a != null,
                 a == null ? 0 : a.bufferBytes(), transport.hostOf(), null);
         this.multiHost = topology.multiHost();
+        world = transport.size();
     }
 
     ArgumentChecks checks() {
@@ -58,22 +66,27 @@ final class CallFactory {
 
     PreparedCall allReduce(Tensor t, ReduceOp op, CollectiveOptions o) {
         checks.allReduce(t, op);
-        int world = transport.size();
-        return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, (call, algorithm) -> {
-            if (algorithm.runRegistered(call, t, op, op == ReduceOp.AVG ? world : 1)) {
-                return; // a buffer from allocate(): peers read it in place, nothing is staged
-            }
-            Buf b = staging.stage(t);
-            reduceAll(call, algorithm, b, op, world);
-            staging.unstage(t, b);
-        });
+        return prepare(OpType.ALL_REDUCE, t.dtype(), t.count(), -1, op, o, allReduceBody, t, t);
+    }
+
+    private final PreparedCall.Body allReduceBody = this::runAllReduce;
+
+    private void runAllReduce(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        Tensor t = p.in();
+        ReduceOp op = p.reduceOp();
+        if (algorithm.runRegistered(call, t, op, op == ReduceOp.AVG ? world : 1)) {
+            return; // a buffer from allocate(): peers read it in place, nothing is staged
+        }
+        Buf b = p.stage(staging, 0, t);
+        reduceAll(call, algorithm, p.operands(b, b, op, -1), world);
+        staging.unstage(t, b);
     }
 
     /** The allreduce proper, with AVG's division. */
-    private static void reduceAll(CollectiveCall call, CollectiveAlgorithm algorithm, Buf b, ReduceOp op, int world) {
-        algorithm.run(call, Operands.inPlace(b, op, -1));
-        if (op == ReduceOp.AVG) {
-            Reductions.divide(b, world);
+    private static void reduceAll(CollectiveCall call, CollectiveAlgorithm algorithm, Operands operands, int world) {
+        algorithm.run(call, operands);
+        if (operands.reduceOp() == ReduceOp.AVG) {
+            Reductions.divide(operands.data(), world);
         }
     }
 
@@ -81,8 +94,7 @@ final class CallFactory {
     PreparedCall allReduceCoalesced(List<Tensor> tensors, ReduceOp op, CollectiveOptions o) {
         int n = checks.allReduceCoalesced(tensors, op);
         DataType dt = tensors.get(0).dtype();
-        int world = transport.size();
-        return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, (call, algorithm) -> {
+        return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, (p, call, algorithm) -> {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
             for (Tensor t : tensors) {
@@ -90,7 +102,7 @@ final class CallFactory {
                 b.copyTo(flat, at);
                 at += b.count();
             }
-            reduceAll(call, algorithm, flat, op, world);
+            reduceAll(call, algorithm, Operands.inPlace(flat, op, -1), world);
             at = 0;
             for (Tensor t : tensors) {
                 Buf b = staging.stage(t);
@@ -98,84 +110,103 @@ final class CallFactory {
                 staging.unstage(t, b);
                 at += b.count();
             }
-        });
+        }, null, null);
     }
 
     PreparedCall broadcast(Tensor t, int root, CollectiveOptions o) {
         checks.broadcast(t, root);
-        return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, (call, algorithm) -> {
-            Buf b = staging.stage(t);
-            algorithm.run(call, Operands.inPlace(b, null, root));
-            staging.unstage(t, b);
-        });
+        return prepare(OpType.BROADCAST, t.dtype(), t.count(), root, null, o, broadcastBody, t, t);
+    }
+
+    private final PreparedCall.Body broadcastBody = this::runBroadcast;
+
+    private void runBroadcast(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        Buf b = p.stage(staging, 0, p.in());
+        algorithm.run(call, p.operands(b, b, null, p.root()));
+        staging.unstage(p.in(), b);
     }
 
     PreparedCall allGather(Tensor in, Tensor out, CollectiveOptions o) {
         checks.allGather(in, out);
-        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
-            Buf ob = staging.stage(out);
-            algorithm.run(call, new Operands(staging.stage(in), ob, null, -1));
-            staging.unstage(out, ob);
-        });
+        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, copyingBody, in, out);
+    }
+
+    /** Allgather and all-to-all: the input to the output, nothing reduced, no root. */
+    private final PreparedCall.Body copyingBody = this::runCopying;
+
+    private void runCopying(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        Buf ob = p.stage(staging, 1, p.out());
+        algorithm.run(call, p.operands(p.stage(staging, 0, p.in()), ob, null, -1));
+        staging.unstage(p.out(), ob);
     }
 
     PreparedCall reduceScatter(Tensor in, Tensor out, ReduceOp op, CollectiveOptions o) {
         checks.reduceScatter(in, out, op);
-        int world = transport.size();
-        return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, (call, algorithm) -> {
-            Buf ob = staging.stage(out);
-            algorithm.run(call, new Operands(staging.stage(in), ob, op, -1));
-            if (op == ReduceOp.AVG) {
-                Reductions.divide(ob, world);
-            }
-            staging.unstage(out, ob);
-        });
+        return prepare(OpType.REDUCE_SCATTER, in.dtype(), out.count(), -1, op, o, reduceScatterBody, in, out);
+    }
+
+    private final PreparedCall.Body reduceScatterBody = this::runReduceScatter;
+
+    private void runReduceScatter(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        Buf ob = p.stage(staging, 1, p.out());
+        algorithm.run(call, p.operands(p.stage(staging, 0, p.in()), ob, p.reduceOp(), -1));
+        if (p.reduceOp() == ReduceOp.AVG) {
+            Reductions.divide(ob, world);
+        }
+        staging.unstage(p.out(), ob);
     }
 
     PreparedCall reduce(Tensor t, int root, ReduceOp op, CollectiveOptions o) {
         checks.reduce(t, root, op);
-        int world = transport.size();
-        return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, (call, algorithm) -> {
-            Buf b = staging.stage(t);
-            algorithm.run(call, Operands.inPlace(b, op, root));
-            if (call.rank() == root) {
-                if (op == ReduceOp.AVG) {
-                    Reductions.divide(b, world);
-                }
-                staging.unstage(t, b);
+        return prepare(OpType.REDUCE, t.dtype(), t.count(), root, op, o, reduceBody, t, t);
+    }
+
+    private final PreparedCall.Body reduceBody = this::runReduce;
+
+    private void runReduce(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        Buf b = p.stage(staging, 0, p.in());
+        algorithm.run(call, p.operands(b, b, p.reduceOp(), p.root()));
+        if (call.rank() == p.root()) {
+            if (p.reduceOp() == ReduceOp.AVG) {
+                Reductions.divide(b, world);
             }
-        });
+            staging.unstage(p.in(), b);
+        }
     }
 
     PreparedCall gather(Tensor in, Tensor out, int root, CollectiveOptions o) {
         checks.gather(in, out, root);
-        boolean isRoot = transport.rank() == root;
-        return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, (call, algorithm) -> {
-            Buf ob = isRoot ? staging.stage(out) : null;
-            algorithm.run(call, new Operands(staging.stage(in), ob, null, root));
-            if (isRoot) {
-                staging.unstage(out, ob);
-            }
-        });
+        return prepare(OpType.GATHER, in.dtype(), in.count(), root, null, o, gatherBody, in, out);
+    }
+
+    private final PreparedCall.Body gatherBody = this::runGather;
+
+    private void runGather(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        boolean isRoot = call.rank() == p.root();
+        Buf ob = isRoot ? p.stage(staging, 1, p.out()) : null;
+        algorithm.run(call, p.operands(p.stage(staging, 0, p.in()), ob, null, p.root()));
+        if (isRoot) {
+            staging.unstage(p.out(), ob);
+        }
     }
 
     PreparedCall scatter(Tensor in, Tensor out, int root, CollectiveOptions o) {
         checks.scatter(in, out, root);
-        boolean isRoot = transport.rank() == root;
-        return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, (call, algorithm) -> {
-            Buf ob = staging.stage(out);
-            algorithm.run(call, new Operands(isRoot ? staging.stage(in) : null, ob, null, root));
-            staging.unstage(out, ob);
-        });
+        return prepare(OpType.SCATTER, out.dtype(), out.count(), root, null, o, scatterBody, in, out);
+    }
+
+    private final PreparedCall.Body scatterBody = this::runScatter;
+
+    private void runScatter(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        boolean isRoot = call.rank() == p.root();
+        Buf ob = p.stage(staging, 1, p.out());
+        algorithm.run(call, p.operands(isRoot ? p.stage(staging, 0, p.in()) : null, ob, null, p.root()));
+        staging.unstage(p.out(), ob);
     }
 
     PreparedCall allToAll(Tensor in, Tensor out, CollectiveOptions o) {
         checks.allToAll(in, out);
-        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, (call, algorithm) -> {
-            Buf ob = staging.stage(out);
-            algorithm.run(call, new Operands(staging.stage(in), ob, null, -1));
-            staging.unstage(out, ob);
-        });
+        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, copyingBody, in, out);
     }
 
     /**
@@ -193,7 +224,7 @@ final class CallFactory {
             out[r] = r == transport.rank() ? mine.clone() : new byte[lengths[r]];
         }
         return prepare(OpType.ALL_GATHER, DataType.UINT8, max, -1, null,
-                CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING), (call, algorithm) -> {
+                CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING), (prepared, call, algorithm) -> {
                     int p = call.size();
                     int k = call.rank();
                     for (int s = 0; s < p - 1; s++) {
@@ -204,7 +235,7 @@ final class CallFactory {
                                 Math.floorMod(k - 1, p), new Buf(DataType.UINT8, out[inBlock], 0, out[inBlock].length),
                                 null);
                     }
-                });
+                }, null, null);
     }
 
     /**
@@ -218,7 +249,7 @@ final class CallFactory {
             max = Math.max(max, n);
         }
         return prepare(OpType.GATHER, DataType.UINT8, max, root, null,
-                CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DIRECT), (call, algorithm) -> {
+                CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DIRECT), (prepared, call, algorithm) -> {
                     int step = io.jccl.algorithm.SignatureCheck.agree(call, 0);
                     call.step(step, "gatherv to the root");
                     if (call.rank() != root) {
@@ -237,7 +268,7 @@ final class CallFactory {
                             call.complete(rcv);
                         }
                     }
-                });
+                }, null, null);
     }
 
     /**
@@ -251,8 +282,8 @@ final class CallFactory {
             throw new IllegalArgumentException("monitoredBarrier: the timeout must be positive, got " + timeout);
         }
         CollectiveAlgorithm placeholder = registry.get(OpType.BARRIER, Algorithm.DISSEMINATION);
-        return new PreparedCall(OpType.BARRIER, DataType.UINT8, 0, 0, null, Algorithm.DIRECT, placeholder, timeout,
-                false, (call, algorithm) -> {
+        return lend().fill(OpType.BARRIER, DataType.UINT8, 0, 0, null, Algorithm.DIRECT, placeholder, timeout,
+                false, (prepared, call, algorithm) -> {
                     int p = call.size();
                     if (p == 1) {
                         return;
@@ -285,16 +316,38 @@ final class CallFactory {
                     for (int r = 1; r < p; r++) {
                         call.send(r, none);
                     }
-                });
+                }, null, null);
     }
 
     PreparedCall barrier(CollectiveOptions o) {
-        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o,
-                (call, algorithm) -> algorithm.run(call, Operands.NONE));
+        return prepare(OpType.BARRIER, DataType.UINT8, 0, -1, null, o, barrierBody, null, null);
+    }
+
+    private final PreparedCall.Body barrierBody = (p, call, algorithm) -> algorithm.run(call, Operands.NONE);
+
+
+    /** A prepared call to fill: the calling thread's own (a thread-local lookup; no lock, no atomic). */
+    private PreparedCall lend() {
+        return mine.get();
+    }
+
+    /**
+     * Gives {@code p} (just {@link #lend lent} to this thread) to an asynchronous call, which may still wait in its
+     * queue when this thread makes its next call: the thread gets a new prepared call of its own.
+     */
+    void detach(PreparedCall p) {
+        if (mine.get() == p) {
+            mine.set(new PreparedCall());
+        }
+    }
+
+    /** Has a prepared call whose call has ended (or never ran) let go of the call's tensors. */
+    void release(PreparedCall p) {
+        p.clear();
     }
 
     private PreparedCall prepare(OpType op, DataType dtype, long count, int root, ReduceOp reduceOp,
-                                 CollectiveOptions options, PreparedCall.Body body) {
+                                 CollectiveOptions options, PreparedCall.Body body, Tensor in, Tensor out) {
         ArgumentChecks.options(op, options);
         Algorithm algorithm = choose(op, dtype, count, options.algorithm());
         CollectiveAlgorithm implementation = registry.get(op, algorithm);
@@ -305,7 +358,8 @@ final class CallFactory {
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
         // across hosts the cost model says whether the link or the CPU is the limit (selector() reads it once)
         boolean overlap = multiHost && selector().overlapsHosts();
-        return new PreparedCall(op, dtype, count, root, reduceOp, algorithm, implementation, timeout, overlap, body);
+        return lend().fill(op, dtype, count, root, reduceOp, algorithm, implementation, timeout, overlap, body, in,
+                out);
     }
 
     /** This communicator as the algorithms see it. */

@@ -85,7 +85,7 @@ public final class DefaultCommunicator implements Communicator {
         this.failures = new FailurePropagation(transport, communicatorId, diagnostics);
         this.calls = new CallFactory(transport, config);
         this.execution = new OrderedExecution(transport, communicatorId, counters, failures, trace, diagnostics,
-                worldRanks(transport));
+                worldRanks(transport), calls);
         this.pointToPoint = new PointToPoint(transport, communicatorId, config, counters, calls.checks(), failures,
                 diagnostics);
         this.subGroups = new SubGroups(this, transport, communicatorId, config, trace.writer(), diagnostics);

@@ -30,6 +30,13 @@ final class OrderedExecution {
     private final io.jccl.diag.FlightRecorder.Progress progress;
     private final ArrayPool scratch = new ArrayPool();
     private final io.jccl.diag.DebugLog log;
+    /** Takes back each prepared call once it has run. */
+    private final CallFactory calls;
+    /**
+     * The call object of the last call that ended well and may serve again ({@link CollectiveCall#restart}), or
+     * null. Only the call whose turn it is touches it (the turn orders them), so no lock or atomic guards it.
+     */
+    private CollectiveCall spareCall;
 
     /** What a caller waits on when its turn has not come: only then is a lock taken. */
     private final Object turn = new Object();
@@ -42,7 +49,8 @@ final class OrderedExecution {
     private ExecutorService async;
 
     OrderedExecution(Transport transport, int communicatorId, TrafficCounters counters, FailurePropagation failures,
-                     CallTrace trace, Diagnostics diagnostics, int[] members) {
+                     CallTrace trace, Diagnostics diagnostics, int[] members, CallFactory calls) {
+        this.calls = calls;
         this.transport = transport;
         this.communicatorId = communicatorId;
         this.counters = counters;
@@ -54,8 +62,28 @@ final class OrderedExecution {
     }
 
     void runSync(PreparedCall p) {
-        long seq = takeSequence(p.op());
+        long seq;
+        try {
+            seq = takeSequence(p.op());
+        } catch (RuntimeException e) {
+            calls.release(p);
+            throw e;
+        }
         execute(p, seq, schedule(p, seq, 0));
+    }
+
+    /** A call object for call {@code seq} of {@code p}: the spare one restarted, or a new one. */
+    private CollectiveCall callFor(PreparedCall p, long seq, long startNanos) {
+        CollectiveCall call = spareCall;
+        spareCall = null;
+        if (call != null) {
+            call.restart(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm(), p.timeout(),
+                    startNanos);
+            return call;
+        }
+        Signature sig = new Signature(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm());
+        return new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(), counters, scratch,
+                startNanos);
     }
 
     /**
@@ -68,6 +96,7 @@ final class OrderedExecution {
     }
 
     Work runAsync(PreparedCall p) {
+        calls.detach(p);
         long seq = takeSequence(p.op());
         long record = schedule(p, seq, System.nanoTime());
         CompletableFuture<Void> future = new CompletableFuture<>();
@@ -87,7 +116,16 @@ final class OrderedExecution {
         return nextSequence.getAndIncrement();
     }
 
+    /** {@link #execute}, then hands {@code p} back to the factory, whether the call ended well or not. */
     private void execute(PreparedCall p, long seq, long record) {
+        try {
+            run(p, seq, record);
+        } finally {
+            calls.release(p);
+        }
+    }
+
+    private void run(PreparedCall p, long seq, long record) {
         awaitTurn(seq);
         io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         try {
@@ -97,10 +135,8 @@ final class OrderedExecution {
                 recorder.failed(record, e.getMessage());
                 throw e;
             }
-            Signature sig = new Signature(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm());
             long startNanos = System.nanoTime(); // the one clock reading of the start: deadline, record, trace
-            CollectiveCall call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(),
-                    counters, scratch, startNanos);
+            CollectiveCall call = callFor(p, seq, startNanos);
             call.observe(recorder, record);
             call.overlapHosts(p.overlapHosts());
             recorder.started(record, progress, seq, startNanos);
@@ -121,7 +157,7 @@ final class OrderedExecution {
             try {
                 p.implementation().begin(call);
                 try {
-                    p.body().run(call, p.implementation());
+                    p.body().run(p, call, p.implementation());
                 } finally {
                     call.cancelOutstanding();
                     p.implementation().end(call);
@@ -129,6 +165,9 @@ final class OrderedExecution {
                 trace.record(call, startMicros, startNanos, null);
                 recorder.completed(record, call.lastClock());
                 commit(event, p, seq, call, false);
+                if (call.reusable()) {
+                    spareCall = call;
+                }
             } catch (RuntimeException e) {
                 RuntimeException end = failures.ended(p.op(), seq, e);
                 trace.record(call, startMicros, startNanos, end);

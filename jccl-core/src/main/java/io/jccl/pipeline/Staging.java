@@ -33,6 +33,14 @@ final class Staging {
         return buf;
     }
 
+    /**
+     * Whether {@link #stage} gives {@code t}'s own elements (an array, or a direct buffer worked on in place) rather
+     * than a copy: then the window may serve every call on {@code t}, which is immutable.
+     */
+    boolean isView(Tensor t) {
+        return !t.isBuffer() || (inPlace && t.byteBuffer().isDirect());
+    }
+
     /** Writes a staged copy back into a buffer tensor; a no-op for a tensor worked on in place. */
     void unstage(Tensor t, Buf staged) {
         if (t.isBuffer() && !staged.isMemory()) {

@@ -35,8 +35,8 @@ public final class CollectiveCall {
     private final Transport transport;
     private final int stream;
     private final Signature signature;
-    private final long deadlineNanos;
-    private final Duration timeout;
+    private long deadlineNanos;
+    private Duration timeout;
     private final TrafficCounters counters;
     private int step;
     private String phase = "start";
@@ -68,6 +68,12 @@ public final class CollectiveCall {
     private final int[] members;
     /** This rank among {@link #members}. */
     private final int me;
+    /**
+     * Whether this call may be {@link #restart restarted} for a later call once it ends: false once it posted a
+     * receive or made a subgroup, whose objects refer to it and might outlive it (a transport's reader thread, a
+     * pipelined phase's thread).
+     */
+    private boolean reusable = true;
 
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters) {
@@ -94,6 +100,43 @@ public final class CollectiveCall {
         this.tally = this;
         this.members = null;
         this.me = -1;
+    }
+
+    /**
+     * Whether this call can be {@link #restart restarted} once it has ended: it posted no receive and made no
+     * subgroup (nothing that refers to it can outlive it).
+     */
+    public boolean reusable() {
+        return reusable && members == null;
+    }
+
+    /**
+     * Makes this ended call, which must be {@link #reusable}, the call described by the arguments, as if made new
+     * with {@link #CollectiveCall(Transport, int, Signature, Duration, TrafficCounters,
+     * io.jccl.transport.ArrayPool, long) the constructor} (same transport, stream, counters and pool): a synchronous
+     * caller reuses one call object, and so one signature, for every call (no allocation per call).
+     */
+    public void restart(io.jccl.OpType op, long sequence, io.jccl.DataType dtype, long count, int root,
+                        ReduceOp reduceOp, io.jccl.Algorithm algorithm, Duration timeout, long startNanos) {
+        if (!reusable()) {
+            throw new IllegalStateException("this call posted receives or made subgroups: it cannot be reused");
+        }
+        signature.set(op, sequence, dtype, count, root, reduceOp, algorithm);
+        this.timeout = timeout;
+        this.deadlineNanos = startNanos + timeout.toNanos();
+        this.lastClock = startNanos;
+        this.step = 0;
+        this.phase = "start";
+        this.bytesSent = 0;
+        this.bytesReceived = 0;
+        this.messagesSent = 0;
+        this.messagesReceived = 0;
+        this.peersSent = null;
+        this.peersReceived = null;
+        this.overlapHosts = false;
+        this.recorder = null;
+        this.recordId = -1;
+        this.lastWaitedFor = -1;
     }
 
     private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase, boolean detached) {
@@ -126,6 +169,7 @@ public final class CollectiveCall {
      */
     public CollectiveCall subgroup(int[] members, int stepBase) {
         int me = indexIn(members);
+        reusable = false;
         return new CollectiveCall(this, members, me, stepBase, false);
     }
 
@@ -137,6 +181,7 @@ public final class CollectiveCall {
      */
     public CollectiveCall detachedSubgroup(int[] members, int stepBase) {
         int me = indexIn(members);
+        reusable = false;
         return new CollectiveCall(this, members, me, stepBase, true);
     }
 
@@ -398,6 +443,8 @@ public final class CollectiveCall {
      */
     public Receive postRecv(int peer, Buf dst, ReduceOp op, Buf base) {
         Receive r = new Receive(peer, step, phase, dst, op, base);
+        reusable = false;
+        tally.reusable = false;
         if (tally.outstanding == null) {
             tally.outstanding = new java.util.ArrayList<>(2);
         }
@@ -631,7 +678,7 @@ public final class CollectiveCall {
         step(firstRound ? 0 : 1, "shared-memory arrive");
         int half = (int) (round & 1);
         if (firstRound) {
-            a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
+            writeSignature(a, half);
         }
         a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
         awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
@@ -655,13 +702,7 @@ public final class CollectiveCall {
         }
         step(0, "shared-memory settle of the call before");
         awaitArena(a, -1, io.jccl.transport.SharedArena.ARRIVED, previous);
-        int half = (int) (previous & 1);
-        FrameHeader mine = a.signature(rank(), half);
-        if (mine == null) {
-            throw new IllegalStateException("rank " + rank() + ": its own shared-memory signature slot " + half
-                    + " is unreadable");
-        }
-        compareSignatures(a, half, -1, Signature.of(mine)); // the eager call's, which the error names
+        compareSignatures(a, (int) (previous & 1), -1, null); // the eager call's, which the error names
         a.settled(previous);
     }
 
@@ -702,9 +743,14 @@ public final class CollectiveCall {
     /** Writes this call's signature into slot {@code round & 1} and publishes {@code round}; returns the slot. */
     private int publishArrival(io.jccl.transport.SharedArena a, long round) {
         int half = (int) (round & 1);
-        a.putSignature(half, signature.header(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream));
+        writeSignature(a, half);
         a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
         return half;
+    }
+
+    /** Writes this call's signature into this rank's slot {@code half} of the arena. */
+    private void writeSignature(io.jccl.transport.SharedArena a, int half) {
+        signature.writeHeader(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream, a.signatureSlot(half), 0);
     }
 
     /**
@@ -735,13 +781,22 @@ public final class CollectiveCall {
     }
 
     /**
-     * Compares the signature in slot {@code half} of every rank (or of {@code only}, unless -1) with {@code sig}
-     * (this rank's in that slot).
+     * Compares the signature in slot {@code half} of every rank (or of {@code only}, unless -1) with this rank's in
+     * that slot, which is {@code sig}, or (null) is read from the slot should a peer's differ: an eager call's, which
+     * the error then names.
      */
     private void compareSignatures(io.jccl.transport.SharedArena a, int half, int only, Signature sig) {
         for (int p = only < 0 ? 0 : only; p < (only < 0 ? size() : only + 1); p++) {
             if (p == rank() || a.sameSignature(p, half)) {
                 continue;
+            }
+            if (sig == null) {
+                FrameHeader mine = a.signature(rank(), half);
+                if (mine == null) {
+                    throw new IllegalStateException("rank " + rank() + ": its own shared-memory signature slot "
+                            + half + " is unreadable");
+                }
+                sig = Signature.of(mine);
             }
             FrameHeader h = a.signature(p, half);
             String[] d = h == null ? new String[] {"signature", "a valid header", "unreadable"}

@@ -10,18 +10,27 @@ import io.jccl.transport.FrameHeader;
 /**
  * What every rank of a correct program agrees on for one call: operation, sequence number, dtype, element count,
  * root, reduce op and algorithm. Carried in every frame header; compared on every receive.
+ *
+ * <p>Not changed once made, except by the {@link CollectiveCall} that owns it, which refills it when it is reused
+ * for a later synchronous call ({@link CollectiveCall#restart}); nothing keeps a signature past its call (errors
+ * copy its fields).
  */
 public final class Signature {
-    private final OpType op;
-    private final long sequence;
-    private final DataType dtype;
-    private final long count;
-    private final int root;
-    private final ReduceOp reduceOp;
-    private final Algorithm algorithm;
+    private OpType op;
+    private long sequence;
+    private DataType dtype;
+    private long count;
+    private int root;
+    private ReduceOp reduceOp;
+    private Algorithm algorithm;
 
     public Signature(OpType op, long sequence, DataType dtype, long count, int root, ReduceOp reduceOp,
                      Algorithm algorithm) {
+        set(op, sequence, dtype, count, root, reduceOp, algorithm);
+    }
+
+    /** Refills this signature for another call (see the class comment). */
+    void set(OpType op, long sequence, DataType dtype, long count, int root, ReduceOp reduceOp, Algorithm algorithm) {
         this.op = op;
         this.sequence = sequence;
         this.dtype = dtype;
@@ -75,10 +84,30 @@ public final class Signature {
 
     /** A frame header for this call from {@code source} on {@code stream}. */
     public FrameHeader header(byte type, int source, int step, int payloadCount, int stream) {
-        return new FrameHeader(type, wireOp().id(), dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id(),
-                reduceOp == null ? FrameDescriptor.NONE & 0xFF : reduceOp.id(),
-                algorithm == null ? FrameDescriptor.NONE & 0xFF : algorithm.id(), source, root, sequence, count, step,
-                payloadCount, stream);
+        return new FrameHeader(type, wireOp().id(), id(dtype), id(reduceOp), id(algorithm), source, root, sequence,
+                count, step, payloadCount, stream);
+    }
+
+    /**
+     * Writes {@link #header} with these arguments at index {@code at} of {@code dst} (little-endian) without making
+     * it: what a call writes into its shared-memory signature slot.
+     */
+    public void writeHeader(byte type, int source, int step, int payloadCount, int stream, java.nio.ByteBuffer dst,
+                            int at) {
+        FrameDescriptor.encodeAt(type, wireOp().id(), id(dtype), id(reduceOp), id(algorithm), source, root, sequence,
+                count, step, payloadCount, stream, dst, at);
+    }
+
+    private static int id(DataType d) {
+        return d == null ? FrameDescriptor.NONE & 0xFF : d.id();
+    }
+
+    private static int id(ReduceOp r) {
+        return r == null ? FrameDescriptor.NONE & 0xFF : r.id();
+    }
+
+    private static int id(Algorithm a) {
+        return a == null ? FrameDescriptor.NONE & 0xFF : a.id();
     }
 
     /**
@@ -92,7 +121,7 @@ public final class Signature {
         if (h.sequence() != sequence) {
             return diff("sequence", Long.toString(sequence), Long.toString(h.sequence()));
         }
-        int dt = dtype == null ? FrameDescriptor.NONE & 0xFF : dtype.id();
+        int dt = id(dtype);
         if (h.dtype() != dt) {
             return diff("dtype", dtypeName(dt), dtypeName(h.dtype()));
         }
@@ -103,11 +132,11 @@ public final class Signature {
             return diff(op == OpType.SEND || op == OpType.RECV ? "tag" : "root", Integer.toString(root),
                     Integer.toString(h.root()));
         }
-        int ro = reduceOp == null ? FrameDescriptor.NONE & 0xFF : reduceOp.id();
+        int ro = id(reduceOp);
         if (h.reduceOp() != ro) {
             return diff("reduceOp", reduceOpName(ro), reduceOpName(h.reduceOp()));
         }
-        int al = algorithm == null ? FrameDescriptor.NONE & 0xFF : algorithm.id();
+        int al = id(algorithm);
         if (h.algorithm() != al) {
             return diff("algorithm", algorithmName(al), algorithmName(h.algorithm()));
         }

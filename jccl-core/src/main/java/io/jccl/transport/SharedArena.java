@@ -106,13 +106,26 @@ public interface SharedArena {
     void put(int half, int at, Buf src);
 
     /** Copies {@code dst.count()} elements of rank {@code r}'s buffer {@code half} from element {@code at}. */
-    void get(int r, int half, int at, Buf dst);
+    default void get(int r, int half, int at, Buf dst) {
+        get(r, half, at, dst, 0, dst.count());
+    }
+
+    /**
+     * Copies {@code n} elements of rank {@code r}'s buffer {@code half} from element {@code at} into {@code dst}
+     * from its element {@code to}: {@code get(r, half, at, dst.slice(to, n))} without making the slice.
+     */
+    void get(int r, int half, int at, Buf dst, int to, int n);
 
     /** {@code acc = acc op (rank r's buffer half, from element at)}, element-wise over {@code acc.count()}. */
     void reduce(int r, int half, int at, Buf acc, ReduceOp op);
 
-    /** Writes the header that describes this rank's current call into its signature slot {@code half}. */
-    void putSignature(int half, FrameHeader signature);
+    /**
+     * This rank's signature slot {@code half}, where it writes the header that describes its current call: a
+     * little-endian buffer of {@link FrameDescriptor#HEADER_LENGTH} bytes, written at index 0 with absolute puts
+     * ({@link FrameDescriptor#encodeAt(byte, int, int, int, int, int, int, long, long, int, int, int,
+     * java.nio.ByteBuffer, int)}). The same buffer on every call, so that a call makes no object to describe itself.
+     */
+    java.nio.ByteBuffer signatureSlot(int half);
 
     /**
      * Whether rank {@code r}'s signature slot {@code half} describes the same call as this rank's (every field but

@@ -47,7 +47,8 @@ class DepartureTest {
                         case "sameSignature":
                         case "oversubscribed":
                             return true;
-                        case "putSignature":
+                        case "signatureSlot":
+                            return java.nio.ByteBuffer.allocate(48).order(java.nio.ByteOrder.LITTLE_ENDIAN);
                         case "publish":
                         case "settled":
                         case "publishedSignature":

@@ -5,9 +5,13 @@ import io.jccl.ReduceOp;
 import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 import io.jccl.transport.AbstractArena;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameFormatException;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.SharedArena;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -26,7 +30,12 @@ final class LocalArena {
     /** [(rank * 2 + half) * DataType count + dtype ordinal] */
     private final AtomicReferenceArray<Object> arrays;
     private final AtomicLongArray counters;
-    private final AtomicReferenceArray<FrameHeader> signatures;
+    /**
+     * By rank: its two signature slots, encoded as a shared-memory segment's are ({@link FrameDescriptor}), half h
+     * at {@code h * SLOT_BYTES}; published by the rank's counters like the exchange buffers.
+     */
+    private final ByteBuffer[] signatures;
+    private static final int SLOT_BYTES = 64;
     private final AtomicReferenceArray<Buf> exposed;
     private final int oversubscribedSpins;
 
@@ -40,7 +49,10 @@ final class LocalArena {
         }
         this.arrays = new AtomicReferenceArray<>(size * 2 * DataType.values().length);
         this.counters = new AtomicLongArray(size * SharedArena.COUNTERS);
-        this.signatures = new AtomicReferenceArray<>(size * 2);
+        this.signatures = new ByteBuffer[size];
+        for (int r = 0; r < size; r++) {
+            signatures[r] = ByteBuffer.allocate(2 * SLOT_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        }
         this.exposed = new AtomicReferenceArray<>(size);
     }
 
@@ -61,8 +73,15 @@ final class LocalArena {
     }
 
     private final class View extends AbstractArena {
+        /** This rank's {@link #signatureSlot}s: views of its part of {@link #signatures}. */
+        private final ByteBuffer[] slots = new ByteBuffer[2];
+
         View(int rank) {
             super(rank, size, size, oversubscribedSpins);
+            for (int h = 0; h < 2; h++) {
+                slots[h] = signatures[rank].slice(h * SLOT_BYTES, FrameDescriptor.HEADER_LENGTH)
+                        .order(ByteOrder.LITTLE_ENDIAN);
+            }
         }
 
         @Override
@@ -116,12 +135,15 @@ final class LocalArena {
         }
 
         @Override
-        public void get(int r, int half, int at, Buf dst) {
+        public void get(int r, int half, int at, Buf dst, int to, int n) {
+            if (to < 0 || n < 0 || to + n > dst.count()) {
+                throw new IndexOutOfBoundsException("to=" + to + ", n=" + n + ", count=" + dst.count());
+            }
             if (half == EXPOSED) {
                 Buf e = exposed.get(r);
-                System.arraycopy(e.array(), e.offset() + at, dst.array(), dst.offset(), dst.count());
+                System.arraycopy(e.array(), e.offset() + at, dst.array(), dst.offset() + to, n);
             } else {
-                System.arraycopy(array(r, half, dst.dtype()), at, dst.array(), dst.offset(), dst.count());
+                System.arraycopy(array(r, half, dst.dtype()), at, dst.array(), dst.offset() + to, n);
             }
         }
 
@@ -138,18 +160,24 @@ final class LocalArena {
         }
 
         @Override
-        public void putSignature(int half, FrameHeader signature) {
-            signatures.set(rank() * 2 + half, signature);
+        public ByteBuffer signatureSlot(int half) {
+            return slots[half];
         }
 
         @Override
         public boolean sameSignature(int r, int half) {
-            return false; // headers are objects here: the caller compares them field by field
+            return FrameDescriptor.sameCall(signatures[rank()], half * SLOT_BYTES, signatures[r], half * SLOT_BYTES);
         }
 
         @Override
         public FrameHeader signature(int r, int half) {
-            return signatures.get(r * 2 + half);
+            ByteBuffer b = signatures[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            b.position(half * SLOT_BYTES).limit(half * SLOT_BYTES + FrameDescriptor.HEADER_LENGTH);
+            try {
+                return FrameDescriptor.decode(b);
+            } catch (FrameFormatException e) {
+                return null; // never written
+            }
         }
 
         @Override

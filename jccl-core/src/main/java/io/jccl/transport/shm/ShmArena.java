@@ -46,6 +46,8 @@ final class ShmArena extends AbstractArena {
     private final int registeredBytes;
     /** By half: the offset of its round line (signature, ARRIVED stamp; the buffer follows it). */
     private final int[] roundLine = new int[2];
+    /** By half: this rank's signature slot, a little-endian view of its header's bytes ({@link #signatureSlot}). */
+    private final ByteBuffer[] signatureSlots = new ByteBuffer[2];
     private final int registeredBase;
     /** By rank: its whole segment, native byte order; only absolute accesses, duplicates and slices. */
     private final ByteBuffer[] memory;
@@ -93,6 +95,10 @@ final class ShmArena extends AbstractArena {
             little[r] = segments[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
             floats[r] = memory[r].asFloatBuffer();
             doubles[r] = memory[r].asDoubleBuffer();
+        }
+        for (int h = 0; h < 2; h++) {
+            signatureSlots[h] = little[rank()].slice(roundLine[h] + SIGNATURE_IN_LINE, FrameDescriptor.HEADER_LENGTH)
+                    .order(ByteOrder.LITTLE_ENDIAN);
         }
     }
 
@@ -229,21 +235,24 @@ final class ShmArena extends AbstractArena {
     }
 
     @Override
-    public void get(int r, int half, int at, Buf dst) {
+    public void get(int r, int half, int at, Buf dst, int to, int n) {
+        if (to < 0 || n < 0 || to + n > dst.count()) {
+            throw new IndexOutOfBoundsException("to=" + to + ", n=" + n + ", count=" + dst.count());
+        }
         DataType dt = dst.dtype();
-        int from = offset(r, half, at, dst.count(), dt);
-        if (dt == DataType.FLOAT32 && dst.count() <= COPY_PIECE / 4) {
-            floats[r].get(from / 4, (float[]) dst.array(), dst.offset(), dst.count());
+        int from = offset(r, half, at, n, dt);
+        if (dt == DataType.FLOAT32 && n <= COPY_PIECE / 4) {
+            floats[r].get(from / 4, (float[]) dst.array(), dst.offset() + to, n);
             return;
         }
-        if (dt == DataType.FLOAT64 && dst.count() <= COPY_PIECE / 8) {
-            doubles[r].get(from / 8, (double[]) dst.array(), dst.offset(), dst.count());
+        if (dt == DataType.FLOAT64 && n <= COPY_PIECE / 8) {
+            doubles[r].get(from / 8, (double[]) dst.array(), dst.offset() + to, n);
             return;
         }
         int piece = COPY_PIECE / dt.sizeBytes();
-        for (int done = 0; done < dst.count(); done += piece) {
-            int m = Math.min(piece, dst.count() - done);
-            new Buf(dt, dst.array(), dst.offset() + done, m).readFrom(view(r, from + done * dt.sizeBytes(),
+        for (int done = 0; done < n; done += piece) {
+            int m = Math.min(piece, n - done);
+            new Buf(dt, dst.array(), dst.offset() + to + done, m).readFrom(view(r, from + done * dt.sizeBytes(),
                     m * dt.sizeBytes()));
         }
     }
@@ -268,19 +277,13 @@ final class ShmArena extends AbstractArena {
     public boolean sameSignature(int r, int half) {
         ensureOpen();
         int at = roundLine[half] + SIGNATURE_IN_LINE;
-        ByteBuffer mine = memory[rank()];
-        ByteBuffer theirs = memory[r];
-        // the raw bytes of every field but the source (bytes 8-11)
-        return mine.getLong(at) == theirs.getLong(at)
-                && mine.getInt(at + FrameDescriptor.ROOT_OFFSET) == theirs.getInt(at + FrameDescriptor.ROOT_OFFSET)
-                && mine.getLong(at + 16) == theirs.getLong(at + 16) && mine.getLong(at + 24) == theirs.getLong(at + 24)
-                && mine.getLong(at + 32) == theirs.getLong(at + 32) && mine.getLong(at + 40) == theirs.getLong(at + 40);
+        return FrameDescriptor.sameCall(little[rank()], at, little[r], at);
     }
 
     @Override
-    public void putSignature(int half, FrameHeader signature) {
+    public ByteBuffer signatureSlot(int half) {
         ensureOpen();
-        FrameDescriptor.encodeAt(signature, little[rank()], roundLine[half] + SIGNATURE_IN_LINE);
+        return signatureSlots[half];
     }
 
     @Override
