@@ -817,6 +817,9 @@ public final class CollectiveCall {
 
     /** As {@link #awaitArena(io.jccl.transport.SharedArena, int, long)}, for rank {@code only}'s counter alone (-1: every rank's). */
     private void awaitArena(io.jccl.transport.SharedArena a, int only, int which, long value) {
+        if (a.reached(only, which, value)) {
+            return; // nothing to wait for: no clock reading, no flight-recorder entry
+        }
         long sliceNanos = FIRST_SLICE_NANOS;
         if (recorder != null) {
             recorder.waiting(recordId, only, step);

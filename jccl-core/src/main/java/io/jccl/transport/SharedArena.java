@@ -152,6 +152,22 @@ public interface SharedArena {
     long counter(int r, int which);
 
     /**
+     * Whether counter {@code which} of every rank (or of rank {@code only}, unless -1) has reached {@code value}
+     * already: a wait's first look, before it reads the clock or tells the flight recorder where it waits.
+     */
+    default boolean reached(int only, int which, long value) {
+        if (only >= 0) {
+            return counter(only, which) >= value;
+        }
+        for (int r = 0; r < size(); r++) {
+            if (counter(r, which) < value) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * Waits until every rank's counter {@code which} is at least {@code value}, or {@link System#nanoTime()}
      * passes {@code untilNanos}. Returns -1 when every rank got there, else the lowest rank that has not. Throws
      * {@link PeerLostException} when a peer is known to be gone. Waiting spins only while ranks do not outnumber

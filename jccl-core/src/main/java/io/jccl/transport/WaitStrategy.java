@@ -78,6 +78,11 @@ public final class WaitStrategy {
         }
     }
 
+    /** Whether the next {@link #idle} spins (rather than yields or parks). */
+    public boolean spinning() {
+        return spins < maxSpins;
+    }
+
     /** Starts over: the next wait spins first again. */
     public void reset() {
         spins = 0;

@@ -47,6 +47,9 @@ class DepartureTest {
                         case "sameSignature":
                         case "oversubscribed":
                             return true;
+                        case "reached":
+                            return false; // the wait goes on to await/awaitRank
+
                         case "signatureSlot":
                             return java.nio.ByteBuffer.allocate(48).order(java.nio.ByteOrder.LITTLE_ENDIAN);
                         case "publish":
