@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Issue 16's lean path: a small collective call over shared memory (threads or shm), made again and again on the
- * same tensors, allocates nothing once warm: no prepared call, signature, call object, header, staging window or
+ * same arrays (the same tensors, or new tensors over them), allocates nothing once warm: no prepared call, signature, call object, header, staging window or
  * argument message per call. Each rank counts the bytes its own thread allocated over a run of calls
  * ({@code com.sun.management.ThreadMXBean}); a call that made even one 16-byte object would put the average at 16
  * or more. The bound, 4 bytes per call, leaves room for the rare wait long enough to look for aborts and answer
@@ -35,18 +35,22 @@ class SteadyStateAllocationTest {
         assertTrue(threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled(),
                 "this JVM does not count allocated bytes per thread");
         List<RankHarness.Outcome<String>> out = RankHarness.run(kind, 2, Duration.ofSeconds(60), c -> {
-            Tensor one = Tensor.of(new float[] {c.rank() + 1});
-            Tensor two = Tensor.of(new float[2]);
-            Tensor pair = Tensor.of(new float[] {1, 2});
+            float[] oneArray = {c.rank() + 1};
+            float[] twoArray = new float[2];
+            float[] pairArray = {1, 2};
+            // every other call a second tensor over the same array, as a program that wraps its arrays per call has
+            Tensor[] one = {Tensor.of(oneArray), Tensor.of(oneArray)};
+            Tensor[] two = {Tensor.of(twoArray), Tensor.of(twoArray)};
+            Tensor[] pair = {Tensor.of(pairArray), Tensor.of(pairArray)};
             StringBuilder report = new StringBuilder();
             for (String op : new String[] {"allreduce", "broadcast", "allgather", "reducescatter", "reduce",
                     "barrier"}) {
                 for (int i = 0; i < WARM_UP; i++) {
-                    call(c, op, one, two, pair);
+                    call(c, op, one[i & 1], two[i & 1], pair[i & 1]);
                 }
                 long before = threads.getCurrentThreadAllocatedBytes();
                 for (int i = 0; i < MEASURED; i++) {
-                    call(c, op, one, two, pair);
+                    call(c, op, one[i & 1], two[i & 1], pair[i & 1]);
                 }
                 double perCall = (threads.getCurrentThreadAllocatedBytes() - before) / (double) MEASURED;
                 if (perCall > BOUND_BYTES_PER_CALL) {

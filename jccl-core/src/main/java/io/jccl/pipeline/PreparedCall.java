@@ -129,11 +129,14 @@ final class PreparedCall {
     /**
      * {@code t} as a window ({@link Staging#stage}), in slot {@code slot} (0: input, 1: output): the window made
      * for the same tensor by an earlier call when it can serve again (an array tensor, or a direct buffer worked on
-     * in place, of at most {@link #KEEP_BYTES}: tensors are immutable views, so their window is too), else a new one.
+     * in place, of at most {@link #KEEP_BYTES}: tensors are immutable views, so their window is too), or for a
+     * new tensor over the same elements of the same array ({@code Tensor.of(array)} on every call); else a new one.
      */
     Buf stage(Staging staging, int slot, Tensor t) {
-        if (t == stagedTensor[slot]) {
-            return staged[slot];
+        Buf kept = staged[slot];
+        if (t == stagedTensor[slot] || kept != null && !t.isBuffer() && kept.array() == t.array()
+                && kept.offset() == t.offset() && kept.count() == t.count() && kept.dtype() == t.dtype()) {
+            return kept; // the same tensor, or a new tensor over the same elements of the same array
         }
         Buf b = staging.stage(t);
         boolean keep = t.byteSize() <= KEEP_BYTES && staging.isView(t);
