@@ -202,10 +202,19 @@ public final class Bench {
             warmShared.add(reg ? new Tensor[] {comm.allocate(DataType.FLOAT32, w.length),
                 comm.allocate(DataType.FLOAT32, w.length)} : new Tensor[2]);
         }
+        // each size twice in a row, on the same arrays, as a row's calls are: a call on the tensors of the call before
+        // takes another path through the pipeline (the prepared call's kept staging window) than a call on others,
+        // and a path first met in a row makes the JIT deoptimise and recompile during it (2-rank 4 B allreduce over
+        // shm: 0.72-0.98 us after a warm-up that only alternated, against 0.50-0.57; docs/performance.md)
+        List<float[]> warmOuts = new ArrayList<>();
+        for (float[] w : warmUps) {
+            warmOuts.add(new float[w.length]);
+        }
         for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
-            float[] w = warmUps.get(i % warmUps.size());
-            Tensor[] ws = warmShared.get(i % warmUps.size());
-            timed(comm, op, warmOpts.get(i % warmUps.size()), w, new float[w.length], w.length / n, ws[0], ws[1]);
+            int k = (i / 2) % warmUps.size();
+            float[] w = warmUps.get(k);
+            Tensor[] ws = warmShared.get(k);
+            timed(comm, op, warmOpts.get(k), w, warmOuts.get(k), w.length / n, ws[0], ws[1]);
             if (i % 100 == 99) {
                 agree(comm, new double[iterations(4L * w.length, scale)[1]], new long[1]);
             }
