@@ -134,8 +134,9 @@ final class PreparedCall {
      */
     Buf stage(Staging staging, int slot, Tensor t) {
         Buf kept = staged[slot];
-        if (t == stagedTensor[slot] || kept != null && !t.isBuffer() && kept.array() == t.array()
-                && kept.offset() == t.offset() && kept.count() == t.count() && kept.dtype() == t.dtype()) {
+        if (t == stagedTensor[slot] || kept != null && !t.isBuffer() && !kept.isMemory()
+                && kept.array() == t.array() && kept.offset() == t.offset() && kept.count() == t.count()
+                && kept.dtype() == t.dtype()) {
             return kept; // the same tensor, or a new tensor over the same elements of the same array
         }
         Buf b = staging.stage(t);

@@ -56,7 +56,7 @@ final class ShmArena extends AbstractArena {
     private final DoubleBuffer[] doubles;
     /** By rank: its whole segment, little-endian (the frame header's order), for the signature slots. */
     private final ByteBuffer[] little;
-    private final Object[] chunks = new Object[DataType.values().length];
+    private final Buf[] chunks = new Buf[DataType.values().length];
     private final ReentrantLock lock = new ReentrantLock();
     /**
      * The tensors {@link #allocate} handed out, with their offsets in the registered region. Keyed by identity
@@ -261,15 +261,15 @@ final class ShmArena extends AbstractArena {
     public void reduce(int r, int half, int at, Buf acc, ReduceOp op) {
         DataType dt = acc.dtype();
         int chunk = CHUNK_BYTES / dt.sizeBytes();
-        Object tmp = chunks[dt.ordinal()];
+        Buf tmp = chunks[dt.ordinal()];
         if (tmp == null) {
-            tmp = dt.newArray(chunk);
+            tmp = Buf.allocate(dt, chunk);
             chunks[dt.ordinal()] = tmp;
         }
         for (int done = 0; done < acc.count(); done += chunk) {
             int n = Math.min(chunk, acc.count() - done);
-            get(r, half, at + done, new Buf(dt, tmp, 0, n));
-            Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp, 0, n);
+            get(r, half, at + done, tmp, 0, n); // no view per chunk: nothing made per call
+            Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp.array(), 0, n);
         }
     }
 
