@@ -47,6 +47,14 @@ final class TcpConnection {
      * the G1 collector (which would round each up to whole regions and hold twice what was sent).
      */
     private static final int HELD_CHUNK_BYTES = 256 << 10;
+    /**
+     * Pieces of a payload that a receive reduces: read from the socket and reduced at once, so that what the kernel
+     * just wrote is read back from the core's cache, not from memory (a 1 MiB piece, with the accumulator and the
+     * input streaming past, outgrows this machine's 1.25 MiB L2). 4 TCP ranks, 64 MiB ring reduce_scatter from
+     * direct memory, five alternating pairs: 92-108 ms with 1 MiB pieces, 84-91 ms with 256 KiB
+     * (docs/performance.md, session 20).
+     */
+    private static final int REDUCE_CHUNK_BYTES = 256 << 10;
 
     private final int rank;
     final int peer;
@@ -248,7 +256,7 @@ final class TcpConnection {
             }
             return;
         }
-        int perChunk = CHUNK_BYTES / dt.sizeBytes();
+        int perChunk = (posted.op() != null ? REDUCE_CHUNK_BYTES : CHUNK_BYTES) / dt.sizeBytes();
         boolean halves = dt == DataType.FLOAT16 || dt == DataType.BFLOAT16; // reduced through an array (place)
         Object scratch = posted.op() == null || !halves ? null : pool.take(dt, Math.min(n, perChunk));
         try {
