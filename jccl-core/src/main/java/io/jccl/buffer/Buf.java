@@ -118,11 +118,16 @@ public final class Buf {
         return w.slice().order(memory.order());
     }
 
+    /** Throws unless elements {@code [from, from + n)} lie within this buffer. */
+    public void checkRange(int from, int n) {
+        if (from < 0 || n < 0 || from + n > count) {
+            throw new IndexOutOfBoundsException("out of range: from=" + from + ", n=" + n + ", count=" + count);
+        }
+    }
+
     /** Elements {@code [from, from + n)} of this buffer, sharing storage. */
     public Buf slice(int from, int n) {
-        if (from < 0 || n < 0 || from + n > count) {
-            throw new IndexOutOfBoundsException("slice out of range: from=" + from + ", n=" + n + ", count=" + count);
-        }
+        checkRange(from, n);
         return new Buf(dtype, array, memory, offset + from, n);
     }
 

@@ -159,6 +159,20 @@ public final class FrameDescriptor {
         return h;
     }
 
+    /**
+     * The header encoded at {@code at} of {@code src} (its position untouched), or null when none is there (a wrong
+     * magic or version: a shared-memory signature slot never written, or being rewritten).
+     */
+    public static FrameHeader decodeAtOrNull(ByteBuffer src, int at) {
+        ByteBuffer w = src.duplicate();
+        w.limit(at + HEADER_LENGTH).position(at);
+        try {
+            return decode(w);
+        } catch (FrameFormatException e) {
+            return null;
+        }
+    }
+
     public static FrameHeader decode(byte[] bytes) {
         return decode(ByteBuffer.wrap(bytes));
     }

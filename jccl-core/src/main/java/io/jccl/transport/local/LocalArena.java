@@ -6,7 +6,6 @@ import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 import io.jccl.transport.AbstractArena;
 import io.jccl.transport.FrameDescriptor;
-import io.jccl.transport.FrameFormatException;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.SharedArena;
 
@@ -136,9 +135,7 @@ final class LocalArena {
 
         @Override
         public void get(int r, int half, int at, Buf dst, int to, int n) {
-            if (to < 0 || n < 0 || to + n > dst.count()) {
-                throw new IndexOutOfBoundsException("to=" + to + ", n=" + n + ", count=" + dst.count());
-            }
+            dst.checkRange(to, n);
             if (half == EXPOSED) {
                 Buf e = exposed.get(r);
                 System.arraycopy(e.array(), e.offset() + at, dst.array(), dst.offset() + to, n);
@@ -171,13 +168,7 @@ final class LocalArena {
 
         @Override
         public FrameHeader signature(int r, int half) {
-            ByteBuffer b = signatures[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
-            b.position(half * SLOT_BYTES).limit(half * SLOT_BYTES + FrameDescriptor.HEADER_LENGTH);
-            try {
-                return FrameDescriptor.decode(b);
-            } catch (FrameFormatException e) {
-                return null; // never written
-            }
+            return FrameDescriptor.decodeAtOrNull(signatures[r], half * SLOT_BYTES);
         }
 
         @Override

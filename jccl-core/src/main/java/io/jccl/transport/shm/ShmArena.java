@@ -7,7 +7,6 @@ import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 import io.jccl.transport.AbstractArena;
 import io.jccl.transport.FrameDescriptor;
-import io.jccl.transport.FrameFormatException;
 import io.jccl.transport.FrameHeader;
 
 import java.lang.invoke.MethodHandles;
@@ -236,9 +235,7 @@ final class ShmArena extends AbstractArena {
 
     @Override
     public void get(int r, int half, int at, Buf dst, int to, int n) {
-        if (to < 0 || n < 0 || to + n > dst.count()) {
-            throw new IndexOutOfBoundsException("to=" + to + ", n=" + n + ", count=" + dst.count());
-        }
+        dst.checkRange(to, n);
         DataType dt = dst.dtype();
         int from = offset(r, half, at, n, dt);
         if (dt == DataType.FLOAT32 && n <= COPY_PIECE / 4) {
@@ -289,14 +286,7 @@ final class ShmArena extends AbstractArena {
     @Override
     public FrameHeader signature(int r, int half) {
         ensureOpen();
-        ByteBuffer w = memory[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        int at = roundLine[half] + SIGNATURE_IN_LINE;
-        w.limit(at + FrameDescriptor.HEADER_LENGTH).position(at);
-        try {
-            return FrameDescriptor.decode(w);
-        } catch (FrameFormatException e) {
-            return null;
-        }
+        return FrameDescriptor.decodeAtOrNull(little[r], roundLine[half] + SIGNATURE_IN_LINE);
     }
 
     /** ARRIVED goes into the stamp of the round line of the value's parity, after that line's signature. */
