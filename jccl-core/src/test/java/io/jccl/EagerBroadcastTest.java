@@ -134,7 +134,9 @@ class EagerBroadcastTest {
             return x;
         });
         RankHarness.assertEveryRankFails(out, "root");
-        CollectiveMismatchException m = assertInstanceOf(CollectiveMismatchException.class, out.get(2).error);
+        // Rank 2 fails inside its broadcast: by its own comparison, or by the abort of a rank that compared first
+        // (rank 0 may reach its next call and find rank 2's signature while rank 2 still waits to be scheduled).
+        JcclException m = assertInstanceOf(JcclException.class, out.get(2).error);
         assertEquals(OpType.BROADCAST, m.operation(), m.getMessage());
         assertArrayEquals(new float[] {-2}, left[2], "rank 2 read a buffer that is not a root's");
     }
