@@ -78,9 +78,9 @@ public final class CallProbe {
                     sb.append(String.format(" %s=%d/%d", e.getKey(), vol / iterations, invol / iterations));
                 }
             }
-            System.out.printf("rank %d: %s %s %s %d B: %.2f ms/call, cpu %.2f ms/call, switches/call vol/invol:%s%n",
-                    comm.rank(), op, algorithm, direct ? "direct" : "array", bytes, (t1 - t0) / 1e6 / iterations,
-                    (cpu1 - cpu0) / 1e6 / iterations, sb);
+            System.out.printf("rank %d: %s %s %s %d B: %.2f ms/call (%.3f us), cpu %.2f ms/call, switches/call "
+                    + "vol/invol:%s%n", comm.rank(), op, algorithm, direct ? "direct" : "array", bytes,
+                    (t1 - t0) / 1e6 / iterations, (t1 - t0) / 1e3 / iterations, (cpu1 - cpu0) / 1e6 / iterations, sb);
         }
     }
 
