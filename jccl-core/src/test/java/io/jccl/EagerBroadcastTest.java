@@ -138,6 +138,9 @@ class EagerBroadcastTest {
         // (rank 0 may reach its next call and find rank 2's signature while rank 2 still waits to be scheduled).
         JcclException m = assertInstanceOf(JcclException.class, out.get(2).error);
         assertEquals(OpType.BROADCAST, m.operation(), m.getMessage());
+        assertTrue(m instanceof CollectiveMismatchException ? ((CollectiveMismatchException) m).field().equals("root")
+                : m instanceof PeerAbortedException && ((PeerAbortedException) m).reason().contains("root"),
+                m.getMessage());
         assertArrayEquals(new float[] {-2}, left[2], "rank 2 read a buffer that is not a root's");
     }
 
