@@ -748,8 +748,14 @@ public final class CollectiveCall {
         return half;
     }
 
-    /** Writes this call's signature into this rank's slot {@code half} of the arena. */
+    /**
+     * Writes this call's signature into this rank's slot {@code half} of the arena. The slot is read as a seqlock
+     * ({@link io.jccl.transport.SharedArena#publishedSignature}): its plain writes must not become visible before
+     * the counter this rank published last (a release store orders only what precedes it), or a reader on a weakly
+     * ordered CPU could take a half-rewritten slot for a published one. A compiler barrier alone on x86.
+     */
     private void writeSignature(io.jccl.transport.SharedArena a, int half) {
+        java.lang.invoke.VarHandle.storeStoreFence();
         signature.writeHeader(FrameDescriptor.TYPE_DATA, rank(), 0, 0, stream, a.signatureSlot(half), 0);
     }
 
