@@ -322,6 +322,36 @@ public final class Bench {
         comm.allReduce(Tensor.of(wrong), ReduceOp.SUM);
     }
 
+    /**
+     * AUTO's row against the fastest explicit row of the same size, one line per size: {@code auto} is AUTO's rows,
+     * {@code explicit} the rows of every explicitly named algorithm, all over the same sizes in the same order.
+     * Each line gives the size, AUTO's time over the best explicit time (1.00: AUTO picked as well as the best; in
+     * one run the same code differs by the run's noise), AUTO's choice and the best algorithm, e.g.
+     * {@code "#        65536  1.26  AUTO:RING, best BRUCK 179.12 us"}. No lines without both kinds of rows.
+     */
+    public static List<String> autoAgainstBest(List<Row> auto, List<List<Row>> explicit) {
+        List<String> lines = new ArrayList<>();
+        if (auto == null || explicit.isEmpty()) {
+            return lines;
+        }
+        for (int i = 0; i < auto.size(); i++) {
+            Row best = null;
+            for (List<Row> rows : explicit) {
+                Row r = rows.get(i);
+                if (r.bytes != auto.get(i).bytes) {
+                    throw new IllegalArgumentException("rows of different sizes: " + r.bytes + " and "
+                            + auto.get(i).bytes);
+                }
+                if (best == null || r.medianUs < best.medianUs) {
+                    best = r;
+                }
+            }
+            lines.add(String.format(Locale.ROOT, "# %12d %5.2f  %s, best %s %.2f us", auto.get(i).bytes,
+                    auto.get(i).medianUs / best.medianUs, auto.get(i).algorithm, best.algorithm, best.medianUs));
+        }
+        return lines;
+    }
+
     private static double median(double[] values) {
         double[] v = values.clone();
         Arrays.sort(v);

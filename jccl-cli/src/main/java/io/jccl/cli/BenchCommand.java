@@ -44,7 +44,8 @@ import java.util.concurrent.TimeUnit;
                 + "(time) and in place (inplace: the input is this rank's block of the output, or the output this "
                 + "rank's block of the input); cpu is the CPU time per call of rank 0's process, all its threads (transport readers, GC and JIT too; with threads, the process's divided by the ranks). With --compare gloo,mpi, torch's "
                 + "gloo and Open MPI run the same sizes in the same session and each row shows their time and the "
-                + "ratio.",
+                + "ratio. With --algorithms auto and others, each collective's table ends with AUTO's time over the "
+                + "fastest explicit row's at each size.",
             "",
             "Progress goes to stderr (a line in place on a terminal, else a line per algorithm and peer measured); "
                 + "stdout has the table only."})
@@ -215,6 +216,8 @@ public final class BenchCommand implements Callable<Integer> {
             out.printf("# %s%n", Bench.label(op));
             out.printf("%12s %12s %7s %6s %5s %18s %12s %9s %9s %7s %9s %12s%s%n", "size", "count", "type", "redop",
                     "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", "inplace(us)", head);
+            List<Bench.Row> autoRows = null;
+            List<List<Bench.Row>> explicitRows = new ArrayList<>();
             for (Algorithm algorithm : plan.get(op)) {
                 String what = Bench.label(op) + " " + algorithm;
                 progress.update(stepsDone, stepsTotal, what);
@@ -224,6 +227,11 @@ public final class BenchCommand implements Callable<Integer> {
                 progress.step(++stepsDone, stepsTotal, what + " measured");
                 progress.clear();
                 series.put(Bench.label(op) + " " + rows.get(0).algorithm, rows);
+                if (algorithm == Algorithm.AUTO) {
+                    autoRows = rows;
+                } else {
+                    explicitRows.add(rows);
+                }
                 for (int i = 0; i < rows.size(); i++) {
                     Bench.Row r = rows.get(i);
                     ok &= r.wrong == 0;
@@ -240,6 +248,11 @@ public final class BenchCommand implements Callable<Integer> {
                             r.algbw(), r.busbw(), r.wrong, r.cpuSecondsPerOp * 1e6, Double.isNaN(r.inPlaceUs) ? "-"
                                     : String.format(Locale.ROOT, "%.2f", r.inPlaceUs), peer);
                 }
+            }
+            List<String> against = Bench.autoAgainstBest(autoRows, explicitRows);
+            if (!against.isEmpty()) {
+                out.printf("# %s: AUTO's time over the fastest explicit row's, by size%n", Bench.label(op));
+                against.forEach(out::println);
             }
         }
         if (latePeer > 0) {

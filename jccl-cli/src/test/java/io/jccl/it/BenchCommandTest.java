@@ -42,15 +42,22 @@ class BenchCommandTest {
         Path json = dir.resolve("rows.json");
         Path png = dir.resolve("busbw.png");
         String out = run("bench", "--ranks", "3", "--transport", "shm", "--ops", "allreduce,allgather,reducescatter,"
-                + "broadcast,alltoall,reduce", "--algorithms", "ring,tree,shared_memory", "--sizes", "4,1K,100K", "--scale", "0.02",
+                + "broadcast,alltoall,reduce", "--algorithms", "auto,ring,tree,shared_memory", "--sizes", "4,1K,100K", "--scale", "0.02",
                 "--json", json.toString(), "--plot", png.toString(), "--late-peer", "0.3");
         assertTrue(out.contains("# late peer: rank 0 arrived"), out);
         assertTrue(out.contains("size        count    type  redop  root          algorithm     time(us)     algbw     "
                 + "busbw  #wrong   cpu(us)  inplace(us)"), out);
         JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
-        // allreduce: ring, tree, shared memory; allgather, reduce_scatter: ring, shared memory; broadcast: tree,
-        // shared memory; all_to_all: AUTO (none of those); reduce: ring, shared memory
-        assertEquals(3 * 12, rows.size(), rows.toString());
+        // AUTO, and: allreduce: ring, tree, shared memory; allgather, reduce_scatter: ring, shared memory; broadcast:
+        // tree, shared memory; all_to_all: none of those; reduce: ring, shared memory
+        assertEquals(3 * (12 + 5), rows.size(), rows.toString());
+        // AUTO against the fastest explicit row, a line per size, for every collective with an explicit row
+        for (String op : new String[] {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}) {
+            assertTrue(out.contains("# " + op + ": AUTO's time over the fastest explicit row's, by size"), out);
+        }
+        assertTrue(!out.contains("# all_to_all: AUTO's time"), out);
+        assertEquals(5 * 3, out.lines().filter(l -> l.matches("# +\\d+ +\\d+\\.\\d\\d  AUTO:\\w+, best \\w+ .*"))
+                .count(), out);
         for (JsonNode r : rows) {
             assertEquals(0, r.get("wrong").asLong(), r.toString());
             assertTrue(r.get("timeUs").asDouble() > 0);
