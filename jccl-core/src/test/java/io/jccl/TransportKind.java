@@ -43,11 +43,16 @@ public enum TransportKind {
     SHM {
         @Override
         public List<Transport> connect(int world) {
-            InMemoryStore store = new InMemoryStore();
-            return inParallel(world, rank -> ShmTransport.connect(rank, world, store, ShmTransport.defaultDirectory(),
-                    64 << 10, ARENA_BYTES, 16 << 20, Duration.ofSeconds(30)));
+            return connectShm(world, ARENA_BYTES);
         }
     };
+
+    /** Shared-memory transports whose exchange buffers hold {@code arenaBytes} each, one per rank, rank order. */
+    static List<Transport> connectShm(int world, int arenaBytes) {
+        InMemoryStore store = new InMemoryStore();
+        return inParallel(world, rank -> ShmTransport.connect(rank, world, store, ShmTransport.defaultDirectory(),
+                64 << 10, arenaBytes, 16 << 20, Duration.ofSeconds(30)));
+    }
 
     /** One connected transport per rank, rank order. */
     public abstract List<Transport> connect(int world);

@@ -56,8 +56,8 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
     /**
      * One synchronisation per round of at most {@link #SMALL_BYTES}, in which every rank writes T and reads T from
      * each of the P buffers, its own included (T = buffer bytes); two per larger round, in which every rank writes
-     * T (input) + T/P (result slice) and reads T (its slice of every rank) + T(P-1)/P (the others' results): 3T in
-     * all.
+     * T(P-1)/P (its input but for its own slice, which it reduces from its own array) + T/P (result slice) and reads
+     * T(P-1)/P (its slice of every other rank) + T(P-1)/P (the others' results): under 3T in all, modelled as 3T.
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
@@ -78,13 +78,13 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         if ((long) data.count() * elem <= a.bufferBytes()) { // one round, without run's callbacks
             long round = SharedRounds.begin(call, a);
             int half = (int) (round & 1);
-            a.put(half, 0, data);
+            putInput(call, a, half, data);
             call.arrive(a, round, true);
             reduceRound(call, a, round, half, data, op);
             return;
         }
         SharedRounds.run(call, a, data.count(), a.bufferBytes() / elem,
-                (half, start, m) -> a.put(half, 0, data.slice(start, m)),
+                (half, start, m) -> putInput(call, a, half, data.slice(start, m)),
                 (round, half, start, m) -> reduceRound(call, a, round, half, data.slice(start, m), op));
     }
 
@@ -94,7 +94,7 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         int me = call.rank();
         int elem = chunk.dtype().sizeBytes();
         int m = chunk.count();
-        if ((long) m * elem <= SMALL_BYTES || p == 1) {
+        if (whole(m, elem, p)) {
             SharedRounds.reduceRange(a, half, 0, chunk, op, p);
             call.countShared((long) m * elem, (long) m * elem * (p - 1));
             return;
@@ -102,13 +102,81 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         int lo = (int) ((long) m * me / p);
         int hi = (int) ((long) m * (me + 1) / p);
         Buf mine = chunk.slice(lo, hi - lo);
-        SharedRounds.reduceRange(a, half, lo, mine, op, p);
-        a.put(half, lo, mine);
+        reduceOwnSlice(call, a, half, lo, mine, op);
+        a.put(half, lo, mine); // where this rank's input slice would have been: no rank reads that
         a.publish(SharedArena.REDUCED, round);
         call.step(2, "shared-memory reduced");
         call.awaitArena(a, SharedArena.REDUCED, round);
         SharedRounds.copyOtherSlices(a, half, chunk, me, p);
-        call.countShared((long) (m + hi - lo) * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+        call.countShared((long) m * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+    }
+
+    /** Whether a round of {@code m} elements is reduced whole by every rank ({@link #SMALL_BYTES}), not in slices. */
+    private static boolean whole(int m, int elem, int p) {
+        return (long) m * elem <= SMALL_BYTES || p == 1;
+    }
+
+    /**
+     * This rank's input for one round into its exchange buffer {@code half}: all of {@code chunk} when every rank
+     * reduces the round whole, else every slice but its own, which only this rank reduces and reads from its own
+     * array ({@link #reduceOwnSlice}).
+     */
+    private static void putInput(CollectiveCall call, SharedArena a, int half, Buf chunk) {
+        int p = call.size();
+        int m = chunk.count();
+        if (whole(m, chunk.dtype().sizeBytes(), p)) {
+            a.put(half, 0, chunk);
+            return;
+        }
+        int me = call.rank();
+        int lo = (int) ((long) m * me / p);
+        int hi = (int) ((long) m * (me + 1) / p);
+        if (lo > 0) {
+            a.put(half, 0, chunk.slice(0, lo));
+        }
+        if (hi < m) {
+            a.put(half, hi, chunk.slice(hi, m - hi));
+        }
+    }
+
+    /** Elements staged at a time by {@link #reduceOwnSlice}: 32 KiB of floats, as the arena stages its reductions. */
+    private static final int STAGE_BYTES = 32 << 10;
+
+    /**
+     * {@code mine} (this rank's slice, starting at element {@code at} of the round, holding its own input) becomes
+     * rank 0's slice op rank 1's op ... in rank order, as {@link SharedRounds#reduceRange} computes it, reading the
+     * peers' slices from their exchange buffers and this rank's from {@code mine}: rank 0 reduces into {@code mine}
+     * directly; another rank stages rank 0's values through a small scratch block, since its own must come after
+     * rank 0's and the operators need not commute bit for bit (MIN and MAX keep the first of a tie or NaN).
+     */
+    private static void reduceOwnSlice(CollectiveCall call, SharedArena a, int half, int at, Buf mine, ReduceOp op) {
+        int p = call.size();
+        int me = call.rank();
+        if (me == 0) {
+            for (int r = 1; r < p; r++) {
+                a.reduce(r, half, at, mine, op);
+            }
+            return;
+        }
+        io.jccl.DataType dt = mine.dtype();
+        int n = mine.count();
+        int stage = Math.min(n, STAGE_BYTES / dt.sizeBytes());
+        Buf acc = call.scratch(dt, stage);
+        for (int done = 0; done < n; done += stage) {
+            int k = Math.min(stage, n - done);
+            Buf part = k == stage ? acc : acc.slice(0, k);
+            a.get(0, half, at + done, part);
+            for (int r = 1; r < p; r++) {
+                if (r == me) {
+                    io.jccl.reduce.Reductions.reduce(dt, op, part.array(), part.offset(), mine.array(),
+                            mine.offset() + done, k);
+                } else {
+                    a.reduce(r, half, at + done, part, op);
+                }
+            }
+            part.copyTo(0, mine, done, k);
+        }
+        call.releaseScratch(acc);
     }
 
     /**

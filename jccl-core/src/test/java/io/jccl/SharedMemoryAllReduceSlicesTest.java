@@ -1,0 +1,121 @@
+package io.jccl;
+
+import io.jccl.buffer.Buf;
+import io.jccl.buffer.Bufs;
+import io.jccl.pipeline.DefaultCommunicator;
+import io.jccl.reference.InputGenerator;
+import io.jccl.reference.ReferenceModel;
+import io.jccl.transport.Transport;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The shared-memory allreduce of ranks that are processes (or, here, shm transports in one JVM) in its sliced form:
+ * rounds above {@code SharedMemoryAllReduce.SMALL_BYTES}, where each rank reduces one slice, reading its own part
+ * from its own array and the others' from their exchange buffers. The result must be the rank-order reduction
+ * ((x0 op x1) op x2 ...) bit for bit on every rank, including the cases where the operator does not commute bit for
+ * bit: MIN and MAX keep the accumulated value on a NaN or a tie of -0.0 and 0.0. The other shm suites use exchange
+ * buffers of 8 KiB, whose rounds are all reduced whole, so this one uses 64 KiB.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class SharedMemoryAllReduceSlicesTest {
+    private static final int ARENA_BYTES = 64 << 10;
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3, 4})
+    void slicedRoundsShouldGiveTheRankOrderReductionBitForBit(int world) throws Exception {
+        List<Transport> transports = TransportKind.connectShm(world, ARENA_BYTES);
+        CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))
+                .withAlgorithm(Algorithm.SHARED_MEMORY);
+        List<Communicator> comms = new ArrayList<>();
+        for (Transport t : transports) {
+            comms.add(new DefaultCommunicator(t, config));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(world);
+        try {
+            // 40,001 floats: two sliced rounds of 64 KiB and a third of 28 KiB; 17,000: a sliced round and a last
+            // one of 2.5 KiB reduced whole; doubles and ints through the same path
+            for (int count : new int[] {40_001, 17_000}) {
+                for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MIN, ReduceOp.MAX, ReduceOp.PRODUCT,
+                        ReduceOp.AVG}) {
+                    check(comms, pool, DataType.FLOAT32, op, count);
+                }
+                check(comms, pool, DataType.FLOAT64, ReduceOp.MIN, count / 2);
+                check(comms, pool, DataType.INT32, ReduceOp.SUM, count);
+            }
+        } finally {
+            pool.shutdownNow();
+            TransportKind.closeAll(comms);
+        }
+    }
+
+    private static void check(List<Communicator> comms, ExecutorService pool, DataType dt, ReduceOp op, int count)
+            throws Exception {
+        int world = comms.size();
+        List<Buf> in = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            Buf b = InputGenerator.generate(dt, op, count, 11, r);
+            specials(b, r);
+            in.add(b);
+        }
+        Buf want = ReferenceModel.allReduceInRankOrder(in, op);
+        List<Future<Buf>> got = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            Communicator c = comms.get(r);
+            Buf mine = in.get(r).copyOf(0, count);
+            got.add(pool.submit(() -> {
+                c.allReduce(tensor(mine), op);
+                return mine;
+            }));
+        }
+        for (int r = 0; r < world; r++) {
+            Buf result = got.get(r).get(60, TimeUnit.SECONDS);
+            assertTrue(Bufs.bitEqual(result, want), world + " ranks, " + dt + " " + op + " x " + count + ": rank " + r
+                    + " differs from the rank-order reduction at element " + firstDifference(result, want));
+        }
+    }
+
+    /** NaN and signed zeros where the order of MIN and MAX shows: each rank puts its own at every 7th element. */
+    private static void specials(Buf b, int rank) {
+        if (b.dtype() == DataType.FLOAT32) {
+            float[] x = (float[]) b.array();
+            for (int i = rank; i < x.length; i += 7) {
+                x[i] = (i / 7 + rank) % 3 == 0 ? Float.NaN : (rank % 2 == 0 ? 0.0f : -0.0f);
+            }
+        } else if (b.dtype() == DataType.FLOAT64) {
+            double[] x = (double[]) b.array();
+            for (int i = rank; i < x.length; i += 7) {
+                x[i] = (i / 7 + rank) % 3 == 0 ? Double.NaN : (rank % 2 == 0 ? 0.0 : -0.0);
+            }
+        }
+    }
+
+    private static Tensor tensor(Buf b) {
+        switch (b.dtype()) {
+            case FLOAT32: return Tensor.of((float[]) b.array());
+            case FLOAT64: return Tensor.of((double[]) b.array());
+            case INT32: return Tensor.of((int[]) b.array());
+            default: throw new AssertionError(b.dtype());
+        }
+    }
+
+    private static int firstDifference(Buf a, Buf b) {
+        for (int i = 0; i < a.count(); i++) {
+            if (!Bufs.bitEqual(a.copyOf(i, 1), b.copyOf(i, 1))) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}
