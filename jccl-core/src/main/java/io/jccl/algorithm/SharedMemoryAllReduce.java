@@ -102,8 +102,7 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         int lo = (int) ((long) m * me / p);
         int hi = (int) ((long) m * (me + 1) / p);
         Buf mine = chunk.slice(lo, hi - lo);
-        reduceOwnSlice(call, a, half, lo, mine, op);
-        a.put(half, lo, mine); // where this rank's input slice would have been: no rank reads that
+        reduceOwnSlice(call, a, half, lo, mine, op); // and into the exchange buffer, for the peers
         a.publish(SharedArena.REDUCED, round);
         call.step(2, "shared-memory reduced");
         call.awaitArena(a, SharedArena.REDUCED, round);
@@ -145,25 +144,29 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
     /**
      * {@code mine} (this rank's slice, starting at element {@code at} of the round, holding its own input) becomes
      * rank 0's slice op rank 1's op ... in rank order, as {@link SharedRounds#reduceRange} computes it, reading the
-     * peers' slices from their exchange buffers and this rank's from {@code mine}: rank 0 reduces into {@code mine}
-     * directly; another rank stages rank 0's values through a small scratch block, since its own must come after
-     * rank 0's and the operators need not commute bit for bit (MIN and MAX keep the first of a tie or NaN).
+     * peers' slices from their exchange buffers and this rank's from {@code mine}; each block of the result also goes
+     * into this rank's exchange buffer where its input slice would have been (no rank reads that), while it is still
+     * in the cache. Rank 0 reduces into {@code mine} directly; another rank stages rank 0's values through a small
+     * scratch block, since its own must come after rank 0's and the operators need not commute bit for bit (MIN and
+     * MAX keep the first of a tie or NaN).
      */
     private static void reduceOwnSlice(CollectiveCall call, SharedArena a, int half, int at, Buf mine, ReduceOp op) {
         int p = call.size();
         int me = call.rank();
-        if (me == 0) {
-            for (int r = 1; r < p; r++) {
-                a.reduce(r, half, at, mine, op);
-            }
-            return;
-        }
         io.jccl.DataType dt = mine.dtype();
         int n = mine.count();
         int stage = Math.min(n, STAGE_BYTES / dt.sizeBytes());
-        Buf acc = call.scratch(dt, stage);
+        Buf acc = me == 0 ? null : call.scratch(dt, stage);
         for (int done = 0; done < n; done += stage) {
             int k = Math.min(stage, n - done);
+            Buf block = mine.slice(done, k);
+            if (me == 0) {
+                for (int r = 1; r < p; r++) {
+                    a.reduce(r, half, at + done, block, op);
+                }
+                a.put(half, at + done, block);
+                continue;
+            }
             Buf part = k == stage ? acc : acc.slice(0, k);
             a.get(0, half, at + done, part);
             for (int r = 1; r < p; r++) {
@@ -175,8 +178,11 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
                 }
             }
             part.copyTo(0, mine, done, k);
+            a.put(half, at + done, part);
         }
-        call.releaseScratch(acc);
+        if (acc != null) {
+            call.releaseScratch(acc);
+        }
     }
 
     /**
