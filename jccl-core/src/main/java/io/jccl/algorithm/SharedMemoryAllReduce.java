@@ -138,7 +138,10 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         }
     }
 
-    /** Elements staged at a time by {@link #reduceOwnSlice}: 32 KiB of floats, as the arena stages its reductions. */
+    /**
+     * Bytes staged at a time by {@link #reduceOwnSlice}: 32 KiB, as the arena stages its reductions, and
+     * {@link io.jccl.transport.ArrayPool#MIN_POOLED_BYTES}, so that the scratch block is reused, not made per call.
+     */
     private static final int STAGE_BYTES = 32 << 10;
 
     /**
@@ -155,8 +158,10 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         int me = call.rank();
         io.jccl.DataType dt = mine.dtype();
         int n = mine.count();
-        int stage = Math.min(n, STAGE_BYTES / dt.sizeBytes());
+        int stage = STAGE_BYTES / dt.sizeBytes(); // the pool's smallest kept size: no array made per call
+        // rank 0's values, and this rank's own at the same offset (C2 vectorises only x[i] op= y[i])
         Buf acc = me == 0 ? null : call.scratch(dt, stage);
+        Buf own = me == 0 ? null : call.scratch(dt, stage);
         for (int done = 0; done < n; done += stage) {
             int k = Math.min(stage, n - done);
             Buf block = mine.slice(done, k);
@@ -167,12 +172,12 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
                 a.put(half, at + done, block);
                 continue;
             }
-            Buf part = k == stage ? acc : acc.slice(0, k);
+            Buf part = acc.slice(0, k);
             a.get(0, half, at + done, part);
             for (int r = 1; r < p; r++) {
                 if (r == me) {
-                    io.jccl.reduce.Reductions.reduce(dt, op, part.array(), part.offset(), mine.array(),
-                            mine.offset() + done, k);
+                    mine.copyTo(done, own, 0, k);
+                    io.jccl.reduce.Reductions.reduce(dt, op, acc.array(), 0, own.array(), 0, k);
                 } else {
                     a.reduce(r, half, at + done, part, op);
                 }
@@ -182,6 +187,7 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         }
         if (acc != null) {
             call.releaseScratch(acc);
+            call.releaseScratch(own);
         }
     }
 
