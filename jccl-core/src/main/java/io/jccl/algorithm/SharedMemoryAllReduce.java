@@ -102,7 +102,7 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         int lo = (int) ((long) m * me / p);
         int hi = (int) ((long) m * (me + 1) / p);
         Buf mine = chunk.slice(lo, hi - lo);
-        reduceOwnSlice(call, a, half, lo, mine, op); // and into the exchange buffer, for the peers
+        SharedRounds.reduceOwnSlice(call, a, half, lo, mine, op, true, true); // in place, and for the peers
         a.publish(SharedArena.REDUCED, round);
         call.step(2, "shared-memory reduced");
         call.awaitArena(a, SharedArena.REDUCED, round);
@@ -117,77 +117,13 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
 
     /**
      * This rank's input for one round into its exchange buffer {@code half}: all of {@code chunk} when every rank
-     * reduces the round whole, else every slice but its own, which only this rank reduces and reads from its own
-     * array ({@link #reduceOwnSlice}).
+     * reduces the round whole, else every slice but its own ({@link SharedRounds#putOthersSlices}).
      */
     private static void putInput(CollectiveCall call, SharedArena a, int half, Buf chunk) {
-        int p = call.size();
-        int m = chunk.count();
-        if (whole(m, chunk.dtype().sizeBytes(), p)) {
+        if (whole(chunk.count(), chunk.dtype().sizeBytes(), call.size())) {
             a.put(half, 0, chunk);
-            return;
-        }
-        int me = call.rank();
-        int lo = (int) ((long) m * me / p);
-        int hi = (int) ((long) m * (me + 1) / p);
-        if (lo > 0) {
-            a.put(half, 0, chunk.slice(0, lo));
-        }
-        if (hi < m) {
-            a.put(half, hi, chunk.slice(hi, m - hi));
-        }
-    }
-
-    /**
-     * Bytes staged at a time by {@link #reduceOwnSlice}: 32 KiB, as the arena stages its reductions, and
-     * {@link io.jccl.transport.ArrayPool#MIN_POOLED_BYTES}, so that the scratch block is reused, not made per call.
-     */
-    private static final int STAGE_BYTES = 32 << 10;
-
-    /**
-     * {@code mine} (this rank's slice, starting at element {@code at} of the round, holding its own input) becomes
-     * rank 0's slice op rank 1's op ... in rank order, as {@link SharedRounds#reduceRange} computes it, reading the
-     * peers' slices from their exchange buffers and this rank's from {@code mine}; each block of the result also goes
-     * into this rank's exchange buffer where its input slice would have been (no rank reads that), while it is still
-     * in the cache. Rank 0 reduces into {@code mine} directly; another rank stages rank 0's values through a small
-     * scratch block, since its own must come after rank 0's and the operators need not commute bit for bit (MIN and
-     * MAX keep the first of a tie or NaN).
-     */
-    private static void reduceOwnSlice(CollectiveCall call, SharedArena a, int half, int at, Buf mine, ReduceOp op) {
-        int p = call.size();
-        int me = call.rank();
-        io.jccl.DataType dt = mine.dtype();
-        int n = mine.count();
-        int stage = STAGE_BYTES / dt.sizeBytes(); // the pool's smallest kept size: no array made per call
-        // rank 0's values, and this rank's own at the same offset (C2 vectorises only x[i] op= y[i])
-        Buf acc = me == 0 ? null : call.scratch(dt, stage);
-        Buf own = me == 0 ? null : call.scratch(dt, stage);
-        for (int done = 0; done < n; done += stage) {
-            int k = Math.min(stage, n - done);
-            Buf block = mine.slice(done, k);
-            if (me == 0) {
-                for (int r = 1; r < p; r++) {
-                    a.reduce(r, half, at + done, block, op);
-                }
-                a.put(half, at + done, block);
-                continue;
-            }
-            Buf part = acc.slice(0, k);
-            a.get(0, half, at + done, part);
-            for (int r = 1; r < p; r++) {
-                if (r == me) {
-                    mine.copyTo(done, own, 0, k);
-                    io.jccl.reduce.Reductions.reduce(dt, op, acc.array(), 0, own.array(), 0, k);
-                } else {
-                    a.reduce(r, half, at + done, part, op);
-                }
-            }
-            part.copyTo(0, mine, done, k);
-            a.put(half, at + done, part);
-        }
-        if (acc != null) {
-            call.releaseScratch(acc);
-            call.releaseScratch(own);
+        } else {
+            SharedRounds.putOthersSlices(call, a, half, chunk);
         }
     }
 

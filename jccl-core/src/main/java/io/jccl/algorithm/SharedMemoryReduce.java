@@ -65,7 +65,7 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
             return;
         }
         SharedRounds.run(call, a, n, a.bufferBytes() / elem,
-                (half, start, m) -> a.put(half, 0, data.slice(start, m)),
+                (half, start, m) -> SharedRounds.putOthersSlices(call, a, half, data.slice(start, m)),
                 (round, half, start, m) -> reduceRound(call, a, round, half, data.slice(start, m), root, op));
     }
 
@@ -79,19 +79,17 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
         int lo = (int) ((long) m * me / p);
         int hi = (int) ((long) m * (me + 1) / p);
         boolean isRoot = me == root;
-        Buf mine = isRoot ? chunk.slice(lo, hi - lo) : call.scratchLike(chunk, hi - lo); // a non-root's input stays
-        SharedRounds.reduceRange(a, half, lo, mine, op, p);
-        if (!isRoot) { // the root's own slice is already in place
-            a.put(half, lo, mine);
+        // the root's result goes into its buffer; a non-root's input stays as it was, its result goes to the root
+        SharedRounds.reduceOwnSlice(call, a, half, lo, chunk.slice(lo, hi - lo), op, isRoot, !isRoot);
+        if (!isRoot) {
             a.publish(SharedArena.REDUCED, round);
-            call.releaseScratch(mine);
-            call.countShared((long) (m + hi - lo) * elem, (long) (hi - lo) * (p - 1) * elem);
+            call.countShared((long) m * elem, (long) (hi - lo) * (p - 1) * elem);
             return;
         }
         a.publish(SharedArena.REDUCED, round); // its own, so that one wait covers every rank
         call.step(2, "shared-memory reduced");
         call.awaitArena(a, SharedArena.REDUCED, round);
         SharedRounds.copyOtherSlices(a, half, chunk, me, p);
-        call.countShared((long) m * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
+        call.countShared((long) (m - (hi - lo)) * elem, ((long) (hi - lo) * (p - 1) + (m - (hi - lo))) * elem);
     }
 }

@@ -118,6 +118,96 @@ final class SharedRounds {
         }
     }
 
+    /** Slice {@code r} of {@code m} elements shared among {@code p} ranks: {@code [m r / p, m (r + 1) / p)}. */
+    static int sliceStart(int m, int r, int p) {
+        return (int) ((long) m * r / p);
+    }
+
+    /**
+     * This rank's input for a round that the ranks reduce in slices (rank r reduces slice r, {@link #sliceStart}),
+     * into its exchange buffer {@code half}: every slice but its own, which only this rank reduces, reading it from
+     * its own array ({@link #reduceOwnSlice}).
+     */
+    static void putOthersSlices(CollectiveCall call, SharedArena a, int half, Buf chunk) {
+        int p = call.size();
+        int m = chunk.count();
+        int lo = sliceStart(m, call.rank(), p);
+        int hi = sliceStart(m, call.rank() + 1, p);
+        if (lo > 0) {
+            a.put(half, 0, chunk.slice(0, lo));
+        }
+        if (hi < m) {
+            a.put(half, hi, chunk.slice(hi, m - hi));
+        }
+    }
+
+    /**
+     * Bytes staged at a time by {@link #reduceOwnSlice}: 32 KiB, as the arena stages its reductions, and
+     * {@link io.jccl.transport.ArrayPool#MIN_POOLED_BYTES}, so that the scratch blocks are reused, not made per call.
+     */
+    private static final int STAGE_BYTES = 32 << 10;
+
+    /**
+     * The reduction of this rank's slice of a round whose other slices it put with {@link #putOthersSlices}: rank 0's
+     * values op rank 1's op ... in rank order, as {@link #reduceRange} computes it, reading the peers' values from
+     * their exchange buffers and this rank's from {@code mine} (its input, starting at element {@code at} of the
+     * round). Block by block, while each is in the cache, the result goes back into {@code mine} when
+     * {@code writeBack} and into this rank's exchange buffer where its input slice would have been (no rank reads
+     * that) when {@code publish}. Rank 0 writing back reduces in {@code mine} itself; otherwise rank 0's values are
+     * staged through a scratch block, since the operators need not commute bit for bit (MIN and MAX keep the first
+     * of a tie or NaN), and this rank's own at the same offset, since C2 vectorises only {@code x[i] op= y[i]}.
+     */
+    static void reduceOwnSlice(CollectiveCall call, SharedArena a, int half, int at, Buf mine, ReduceOp op,
+                               boolean writeBack, boolean publish) {
+        int p = call.size();
+        int me = call.rank();
+        io.jccl.DataType dt = mine.dtype();
+        int n = mine.count();
+        int stage = STAGE_BYTES / dt.sizeBytes();
+        boolean inPlace = me == 0 && writeBack;
+        Buf acc = inPlace ? null : call.scratch(dt, stage);
+        Buf own = inPlace || me == 0 ? null : call.scratch(dt, stage);
+        for (int done = 0; done < n; done += stage) {
+            int k = Math.min(stage, n - done);
+            if (inPlace) {
+                Buf block = mine.slice(done, k);
+                for (int r = 1; r < p; r++) {
+                    a.reduce(r, half, at + done, block, op);
+                }
+                if (publish) {
+                    a.put(half, at + done, block);
+                }
+                continue;
+            }
+            Buf part = acc.slice(0, k);
+            if (me == 0) {
+                mine.copyTo(done, part, 0, k);
+            } else {
+                a.get(0, half, at + done, part);
+            }
+            for (int r = 1; r < p; r++) {
+                if (r == me) {
+                    mine.copyTo(done, own, 0, k);
+                    io.jccl.reduce.Reductions.reduce(dt, op, acc.array(), 0, own.array(), 0, k);
+                } else {
+                    a.reduce(r, half, at + done, part, op);
+                }
+            }
+            if (writeBack) {
+                part.copyTo(0, mine, done, k);
+            }
+            if (publish) {
+                a.put(half, at + done, part);
+            }
+        }
+        if (acc != null) {
+            call.releaseScratch(acc);
+        }
+        if (own != null) {
+            call.releaseScratch(own);
+        }
+    }
+
     /** {@code out = rank 0's range op rank 1's op ...}, reading every rank's buffer from element {@code at}. */
     static void reduceRange(SharedArena a, int half, int at, Buf out, ReduceOp op, int p) {
         a.get(0, half, at, out);

@@ -21,15 +21,16 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The shared-memory allreduce of ranks that are processes (or, here, shm transports in one JVM) in its sliced form:
- * rounds above {@code SharedMemoryAllReduce.SMALL_BYTES}, where each rank reduces one slice, reading its own part
- * from its own array and the others' from their exchange buffers. The result must be the rank-order reduction
+ * The shared-memory allreduce and reduce of ranks that are processes (or, here, shm transports in one JVM) in their
+ * sliced form: rounds above {@code SharedMemoryAllReduce.SMALL_BYTES}, where each rank reduces one slice, reading
+ * its own part from its own array and the others' from their exchange buffers. The result must be the rank-order reduction
  * ((x0 op x1) op x2 ...) bit for bit on every rank, including the cases where the operator does not commute bit for
- * bit: MIN and MAX keep the accumulated value on a NaN or a tie of -0.0 and 0.0. The other shm suites use exchange
- * buffers of 8 KiB, whose rounds are all reduced whole, so this one uses 64 KiB.
+ * bit: MIN and MAX keep the accumulated value on a NaN or a tie of -0.0 and 0.0; a reduce leaves every non-root's
+ * buffer as it was. The other shm suites use exchange buffers of 8 KiB, whose allreduce rounds are all reduced
+ * whole, so this one uses 64 KiB.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class SharedMemoryAllReduceSlicesTest {
+class SharedMemorySlicedRoundsTest {
     private static final int ARENA_BYTES = 64 << 10;
 
     @ParameterizedTest
@@ -62,6 +63,14 @@ class SharedMemoryAllReduceSlicesTest {
 
     private static void check(List<Communicator> comms, ExecutorService pool, DataType dt, ReduceOp op, int count)
             throws Exception {
+        check(comms, pool, dt, op, count, -1);
+        check(comms, pool, dt, op, count, 0);
+        check(comms, pool, dt, op, count, comms.size() - 1);
+    }
+
+    /** An allreduce ({@code root} < 0) or a reduce to {@code root}. */
+    private static void check(List<Communicator> comms, ExecutorService pool, DataType dt, ReduceOp op, int count,
+                              int root) throws Exception {
         int world = comms.size();
         List<Buf> in = new ArrayList<>();
         for (int r = 0; r < world; r++) {
@@ -75,14 +84,22 @@ class SharedMemoryAllReduceSlicesTest {
             Communicator c = comms.get(r);
             Buf mine = in.get(r).copyOf(0, count);
             got.add(pool.submit(() -> {
-                c.allReduce(tensor(mine), op);
+                if (root < 0) {
+                    c.allReduce(tensor(mine), op);
+                } else {
+                    c.reduce(tensor(mine), root, op);
+                }
                 return mine;
             }));
         }
+        String call = world + " ranks, " + dt + " " + op + " x " + count + (root < 0 ? ", allreduce" : ", reduce to "
+                + root);
         for (int r = 0; r < world; r++) {
             Buf result = got.get(r).get(60, TimeUnit.SECONDS);
-            assertTrue(Bufs.bitEqual(result, want), world + " ranks, " + dt + " " + op + " x " + count + ": rank " + r
-                    + " differs from the rank-order reduction at element " + firstDifference(result, want));
+            Buf expected = root < 0 || r == root ? want : in.get(r);
+            assertTrue(Bufs.bitEqual(result, expected), call + ": rank " + r + " differs from "
+                    + (expected == want ? "the rank-order reduction" : "its input") + " at element "
+                    + firstDifference(result, expected));
         }
     }
 
