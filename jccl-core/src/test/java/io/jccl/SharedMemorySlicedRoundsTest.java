@@ -21,13 +21,15 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The shared-memory allreduce and reduce of ranks that are processes (or, here, shm transports in one JVM) in their
- * sliced form: rounds above {@code SharedMemoryAllReduce.SMALL_BYTES}, where each rank reduces one slice, reading
- * its own part from its own array and the others' from their exchange buffers. The result must be the rank-order reduction
- * ((x0 op x1) op x2 ...) bit for bit on every rank, including the cases where the operator does not commute bit for
- * bit: MIN and MAX keep the accumulated value on a NaN or a tie of -0.0 and 0.0; a reduce leaves every non-root's
- * buffer as it was. The other shm suites use exchange buffers of 8 KiB, whose allreduce rounds are all reduced
- * whole, so this one uses 64 KiB.
+ * The shared-memory algorithms of ranks that are processes (or, here, shm transports in one JVM) where a call's
+ * rounds are split among the ranks or pipelined: the allreduce's rounds above {@code SharedMemoryAllReduce.SMALL_BYTES}
+ * and the reduce's, where each rank reduces one slice, reading its own part from its own array and the others'
+ * from their exchange buffers; and the broadcast above {@code SharedMemoryBroadcast.PIPELINED_BYTES}, in rounds of
+ * a quarter of the call. A reduction must be the rank-order one ((x0 op x1) op x2 ...) bit for bit on every rank,
+ * including where the operator does not commute bit for bit: MIN and MAX keep the accumulated value on a NaN or a
+ * tie of -0.0 and 0.0; a reduce leaves every non-root's buffer as it was. The other shm suites use exchange buffers
+ * of 8 KiB, whose allreduce rounds are all reduced whole and whose broadcasts are rounds of one buffer, so this one
+ * uses 64 KiB.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SharedMemorySlicedRoundsTest {
@@ -54,6 +56,8 @@ class SharedMemorySlicedRoundsTest {
                 }
                 check(comms, pool, DataType.FLOAT64, ReduceOp.MIN, count / 2);
                 check(comms, pool, DataType.INT32, ReduceOp.SUM, count);
+                broadcast(comms, pool, count, 0);
+                broadcast(comms, pool, count, world - 1);
             }
         } finally {
             pool.shutdownNow();
@@ -100,6 +104,26 @@ class SharedMemorySlicedRoundsTest {
             assertTrue(Bufs.bitEqual(result, expected), call + ": rank " + r + " differs from "
                     + (expected == want ? "the rank-order reduction" : "its input") + " at element "
                     + firstDifference(result, expected));
+        }
+    }
+
+    /** A broadcast from {@code root} in pipelined rounds (a quarter of the call each): every rank gets the root's. */
+    private static void broadcast(List<Communicator> comms, ExecutorService pool, int count, int root)
+            throws Exception {
+        int world = comms.size();
+        List<Future<float[]>> got = new ArrayList<>();
+        float[] want = (float[]) InputGenerator.generate(DataType.FLOAT32, null, count, 5, root).array();
+        for (int r = 0; r < world; r++) {
+            Communicator c = comms.get(r);
+            float[] mine = r == root ? want.clone() : new float[count];
+            got.add(pool.submit(() -> {
+                c.broadcast(Tensor.of(mine), root);
+                return mine;
+            }));
+        }
+        for (int r = 0; r < world; r++) {
+            assertTrue(java.util.Arrays.equals(got.get(r).get(60, TimeUnit.SECONDS), want), world + " ranks, "
+                    + "broadcast of " + count + " floats from " + root + ": rank " + r + " differs from the root's");
         }
     }
 

@@ -10,9 +10,11 @@ import io.jccl.transport.SharedArena;
  * is eager: the root copies its data into its buffer, publishes its arrival and returns; every other rank waits for
  * the root alone, checks the root's signature and copies the data out (a rank whose call differs from the root's
  * fails at once; a rank that takes itself for the root while the others do not is found when the ranks next settle, at their next
- * shared-memory call; on one host AUTO picks shared memory for every small collective). Larger broadcasts go in rounds of at most one exchange buffer: the root copies a round
- * into its buffer, every rank arrives (the first round compares signatures), and every other rank copies the round
- * out of the root's buffer (the round loop of {@code SharedRounds}). Cost:
+ * shared-memory call; on one host AUTO picks shared memory for every small collective), up to
+ * {@link #PIPELINED_BYTES}. Larger broadcasts go in rounds ({@link #roundBytes}: about a quarter of the call, at most
+ * one exchange buffer): the root copies a round into its buffer, every rank arrives (the first round compares
+ * signatures), and every other rank copies the round out of the root's buffer while the root copies the next one in
+ * (the round loop of {@code SharedRounds}). Cost:
  * {@link #predictMicros}, against the tree's T bytes per step over ceil(log2 P) steps.
  */
 public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
@@ -33,6 +35,19 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
         return arenaMicros(topology, arena, rounds(t, topology), t);
     }
 
+    /**
+     * Larger broadcasts go in several rounds even when one exchange buffer would hold them: the root copies round
+     * j + 1 in while the others copy round j out, so a call takes about one copy of T and a round's share of the
+     * other instead of two copies one after the other. In one eager round the others could only start once the root
+     * had copied everything in.
+     */
+    static final int PIPELINED_BYTES = 128 << 10;
+
+    /** Bytes per round of a broadcast of {@code bytes}: a quarter of it, at least 32 KiB, at most one buffer. */
+    static int roundBytes(long bytes, int bufferBytes) {
+        return (int) Math.min(bufferBytes, Math.max(32 << 10, bytes / 4));
+    }
+
     public static void broadcast(CollectiveCall call, Buf data, int root) {
         SharedArena a = call.arena();
         int me = call.rank();
@@ -49,7 +64,7 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
             return;
         }
         boolean isRoot = me == root;
-        if ((long) n * elem <= a.bufferBytes()) {
+        if ((long) n * elem <= Math.min(a.bufferBytes(), PIPELINED_BYTES)) {
             // one round: eager (the root writes and returns; the others wait for the root alone)
             long round = SharedRounds.begin(call, a);
             int half = (int) (round & 1);
@@ -63,7 +78,7 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
             call.countShared(isRoot ? (long) n * elem : 0, isRoot ? 0 : (long) n * elem);
             return;
         }
-        SharedRounds.run(call, a, n, a.bufferBytes() / elem, (half, start, m) -> {
+        SharedRounds.run(call, a, n, roundBytes(n * (long) elem, a.bufferBytes()) / elem, (half, start, m) -> {
             if (isRoot) {
                 a.put(half, 0, data.slice(start, m));
             }
