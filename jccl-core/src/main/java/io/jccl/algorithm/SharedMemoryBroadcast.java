@@ -6,15 +6,15 @@ import io.jccl.step.CollectiveCall;
 import io.jccl.transport.SharedArena;
 
 /**
- * Broadcast through memory every rank can read ({@link SharedArena}). A broadcast that fits one exchange buffer
- * is eager: the root copies its data into its buffer, publishes its arrival and returns; every other rank waits for
- * the root alone, checks the root's signature and copies the data out (a rank whose call differs from the root's
- * fails at once; a rank that takes itself for the root while the others do not is found when the ranks next settle, at their next
- * shared-memory call; on one host AUTO picks shared memory for every small collective), up to
- * {@link #PIPELINED_BYTES}. Larger broadcasts go in rounds ({@link #roundBytes}: about a quarter of the call, at most
- * one exchange buffer): the root copies a round into its buffer, every rank arrives (the first round compares
- * signatures), and every other rank copies the round out of the root's buffer while the root copies the next one in
- * (the round loop of {@code SharedRounds}). Cost:
+ * Broadcast through memory every rank can read ({@link SharedArena}), in eager rounds: the root copies a round into
+ * its exchange buffer, publishes its arrival and goes on; every other rank waits for the root alone, checks the
+ * root's signature and copies the round out. A rank whose call differs from the root's fails at once; a rank that
+ * takes itself for the root while the others do not is found when the ranks next settle (before the next round, or
+ * at their next shared-memory call; on one host AUTO picks shared memory for every small collective). Up to
+ * {@link #PIPELINED_BYTES} a call is one round; above, rounds of about a quarter of the call ({@link #roundBytes},
+ * at most one exchange buffer), so that the others copy one round out while the root copies the next one in. A rank
+ * writes a round's half only after every rank has arrived at the round before, that is after each has copied out
+ * what that half held. Ranks that are threads read the root's buffer in place instead. Cost:
  * {@link #predictMicros}, against the tree's T bytes per step over ceil(log2 P) steps.
  */
 public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
@@ -36,12 +36,11 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
     }
 
     /**
-     * Larger broadcasts go in several rounds even when one exchange buffer would hold them: the root copies round
-     * j + 1 in while the others copy round j out, so a call takes about one copy of T and a round's share of the
-     * other instead of two copies one after the other. In one eager round the others could only start once the root
-     * had copied everything in.
+     * Broadcasts above this go in several eager rounds even when one exchange buffer would hold them, so that the
+     * others copy round j out while the root copies round j + 1 in: a call takes about one copy of T and a round's
+     * share of the other, where one round takes two copies one after the other.
      */
-    static final int PIPELINED_BYTES = 128 << 10;
+    static final int PIPELINED_BYTES = 256 << 10;
 
     /** Bytes per round of a broadcast of {@code bytes}: a quarter of it, at least 32 KiB, at most one buffer. */
     static int roundBytes(long bytes, int bufferBytes) {
@@ -64,29 +63,27 @@ public final class SharedMemoryBroadcast extends SharedMemoryAlgorithm {
             return;
         }
         boolean isRoot = me == root;
-        if ((long) n * elem <= Math.min(a.bufferBytes(), PIPELINED_BYTES)) {
-            // one round: eager (the root writes and returns; the others wait for the root alone)
+        long bytes = (long) n * elem;
+        // every round eager: the root writes it and goes on, the others wait for the root alone and copy it out
+        int per = bytes <= Math.min(a.bufferBytes(), PIPELINED_BYTES) ? n
+                : Math.max(1, roundBytes(bytes, a.bufferBytes()) / elem);
+        int start = 0;
+        do { // at least one round: a call of no elements still compares signatures
+            int m = Math.min(per, n - start);
+            Buf piece = m == n ? data : data.slice(start, m);
+            // settles the round before: every rank has arrived there, so no rank still reads what this round's half
+            // held two rounds ago (a rank arrives at a round after it has copied out the one before)
             long round = SharedRounds.begin(call, a);
             int half = (int) (round & 1);
             if (isRoot) {
-                a.put(half, 0, data);
+                a.put(half, 0, piece);
             }
             call.arriveEagerly(a, round, root);
             if (!isRoot) {
-                a.get(root, half, 0, data);
-            }
-            call.countShared(isRoot ? (long) n * elem : 0, isRoot ? 0 : (long) n * elem);
-            return;
-        }
-        SharedRounds.run(call, a, n, roundBytes(n * (long) elem, a.bufferBytes()) / elem, (half, start, m) -> {
-            if (isRoot) {
-                a.put(half, 0, data.slice(start, m));
-            }
-        }, (round, half, start, m) -> {
-            if (!isRoot) {
-                a.get(root, half, 0, data.slice(start, m));
+                a.get(root, half, 0, piece);
             }
             call.countShared(isRoot ? (long) m * elem : 0, isRoot ? 0 : (long) m * elem);
-        });
+            start += Math.max(1, m);
+        } while (start < n);
     }
 }
