@@ -65,6 +65,51 @@ class SharedMemorySlicedRoundsTest {
         }
     }
 
+    /**
+     * The allgather of inputs too large to stay in the cache between their two copies (into the exchange buffer and
+     * into this rank's block of the output), which go in pieces: 4 MiB exchange buffers, inputs of 2.4 MB (one
+     * round) and 4.4 MB (two).
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3})
+    void largeAllGatherShouldGiveEveryRanksInput(int world) throws Exception {
+        List<Transport> transports = TransportKind.connectShm(world, 4 << 20);
+        CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))
+                .withAlgorithm(Algorithm.SHARED_MEMORY);
+        List<Communicator> comms = new ArrayList<>();
+        for (Transport t : transports) {
+            comms.add(new DefaultCommunicator(t, config));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(world);
+        try {
+            for (int count : new int[] {600_001, 1_100_000}) {
+                List<float[]> in = new ArrayList<>();
+                float[] want = new float[count * world];
+                for (int r = 0; r < world; r++) {
+                    in.add((float[]) InputGenerator.generate(DataType.FLOAT32, null, count, 9, r).array());
+                    System.arraycopy(in.get(r), 0, want, r * count, count);
+                }
+                List<Future<float[]>> got = new ArrayList<>();
+                for (int r = 0; r < world; r++) {
+                    Communicator c = comms.get(r);
+                    float[] input = in.get(r);
+                    got.add(pool.submit(() -> {
+                        float[] out = new float[count * world];
+                        c.allGather(Tensor.of(input), Tensor.of(out));
+                        return out;
+                    }));
+                }
+                for (int r = 0; r < world; r++) {
+                    assertTrue(java.util.Arrays.equals(got.get(r).get(60, TimeUnit.SECONDS), want), world
+                            + " ranks, allgather of " + count + " floats each: rank " + r + " got something else");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+            TransportKind.closeAll(comms);
+        }
+    }
+
     private static void check(List<Communicator> comms, ExecutorService pool, DataType dt, ReduceOp op, int count)
             throws Exception {
         check(comms, pool, dt, op, count, -1);
