@@ -37,7 +37,8 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
 
     /**
      * Small calls: one synchronisation, every rank writes T and the root reads P T. Larger rounds: two, every rank
-     * writes T + T/P and reads T (its slice of every rank), the root also T(P-1)/P (T = buffer bytes).
+     * writes T(P-1)/P (its input but its own slice) and reads T(P-1)/P (its slice of every other rank), a non-root
+     * also writes its result slice T/P and the root reads the others', T(P-1)/P (T = buffer bytes); modelled as 3T.
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
