@@ -38,13 +38,7 @@ class SharedMemorySlicedRoundsTest {
     @ParameterizedTest
     @ValueSource(ints = {2, 3, 4})
     void slicedRoundsShouldGiveTheRankOrderReductionBitForBit(int world) throws Exception {
-        List<Transport> transports = TransportKind.connectShm(world, ARENA_BYTES);
-        CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))
-                .withAlgorithm(Algorithm.SHARED_MEMORY);
-        List<Communicator> comms = new ArrayList<>();
-        for (Transport t : transports) {
-            comms.add(new DefaultCommunicator(t, config));
-        }
+        List<Communicator> comms = communicators(world, ARENA_BYTES);
         ExecutorService pool = Executors.newFixedThreadPool(world);
         try {
             // 40,001 floats: two sliced rounds of 64 KiB and a third of 28 KiB; 17,000: a sliced round and a last
@@ -73,13 +67,7 @@ class SharedMemorySlicedRoundsTest {
     @ParameterizedTest
     @ValueSource(ints = {2, 3})
     void largeAllGatherShouldGiveEveryRanksInput(int world) throws Exception {
-        List<Transport> transports = TransportKind.connectShm(world, 4 << 20);
-        CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))
-                .withAlgorithm(Algorithm.SHARED_MEMORY);
-        List<Communicator> comms = new ArrayList<>();
-        for (Transport t : transports) {
-            comms.add(new DefaultCommunicator(t, config));
-        }
+        List<Communicator> comms = communicators(world, 4 << 20);
         ExecutorService pool = Executors.newFixedThreadPool(world);
         try {
             for (int count : new int[] {600_001, 1_100_000}) {
@@ -108,6 +96,17 @@ class SharedMemorySlicedRoundsTest {
             pool.shutdownNow();
             TransportKind.closeAll(comms);
         }
+    }
+
+    /** {@code world} shm communicators in this JVM with exchange buffers of {@code arenaBytes}, SHARED_MEMORY throughout. */
+    private static List<Communicator> communicators(int world, int arenaBytes) {
+        CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))
+                .withAlgorithm(Algorithm.SHARED_MEMORY);
+        List<Communicator> comms = new ArrayList<>();
+        for (Transport t : TransportKind.connectShm(world, arenaBytes)) {
+            comms.add(new DefaultCommunicator(t, config));
+        }
+        return comms;
     }
 
     private static void check(List<Communicator> comms, ExecutorService pool, DataType dt, ReduceOp op, int count)
