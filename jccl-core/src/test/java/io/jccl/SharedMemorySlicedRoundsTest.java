@@ -38,20 +38,92 @@ class SharedMemorySlicedRoundsTest {
     @ParameterizedTest
     @ValueSource(ints = {2, 3, 4})
     void slicedRoundsShouldGiveTheRankOrderReductionBitForBit(int world) throws Exception {
+        // 64 KiB buffers: a rank's slice fits one 32 KiB block of reduceOwnSlice; 320 KiB: several blocks and a
+        // partial last one (and the default 4 MiB buffers' case of slices of many blocks)
+        for (int arenaBytes : new int[] {ARENA_BYTES, 320 << 10}) {
+            List<Communicator> comms = communicators(world, arenaBytes);
+            ExecutorService pool = Executors.newFixedThreadPool(world);
+            try {
+                // 40,001 floats: with 64 KiB buffers two sliced rounds and a third of 28 KiB, with 320 KiB one;
+                // 17,000: a sliced round of 64 KiB and a last one of 2.4 KiB reduced whole, or one of 68 KB
+                for (int count : new int[] {40_001, 17_000}) {
+                    for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MIN, ReduceOp.MAX, ReduceOp.PRODUCT,
+                            ReduceOp.AVG}) {
+                        check(comms, pool, DataType.FLOAT32, op, count);
+                    }
+                    check(comms, pool, DataType.FLOAT64, ReduceOp.MIN, count / 2);
+                    check(comms, pool, DataType.FLOAT16, ReduceOp.MAX, count);
+                    check(comms, pool, DataType.INT32, ReduceOp.SUM, count);
+                    check(comms, pool, DataType.INT8, ReduceOp.SUM, count * 2);
+                    broadcast(comms, pool, count, 0);
+                    broadcast(comms, pool, count, world - 1);
+                }
+            } finally {
+                pool.shutdownNow();
+                TransportKind.closeAll(comms);
+            }
+        }
+    }
+
+    /**
+     * Calls back to back, no rank waiting for the others between them: an eager root (broadcast, reduce) goes on to
+     * its next call while the others still copy out of its exchange buffer, which it must not rewrite before they
+     * are done. Every rank's results against the references.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3})
+    void callsBackToBackShouldNotOverwriteWhatPeersStillRead(int world) throws Exception {
         List<Communicator> comms = communicators(world, ARENA_BYTES);
         ExecutorService pool = Executors.newFixedThreadPool(world);
+        int big = 100_003; // pipelined broadcast rounds, sliced allreduce rounds
+        int small = 1_000; // one eager round
         try {
-            // 40,001 floats: two sliced rounds of 64 KiB and a third of 28 KiB; 17,000: a sliced round and a last
-            // one of 2.5 KiB reduced whole; doubles and ints through the same path
-            for (int count : new int[] {40_001, 17_000}) {
-                for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MIN, ReduceOp.MAX, ReduceOp.PRODUCT,
-                        ReduceOp.AVG}) {
-                    check(comms, pool, DataType.FLOAT32, op, count);
+            List<List<Buf>> inputs = new ArrayList<>();
+            for (int k = 0; k < 4; k++) {
+                List<Buf> in = new ArrayList<>();
+                for (int r = 0; r < world; r++) {
+                    in.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, k % 2 == 0 ? big : small, 20 + k,
+                            r));
                 }
-                check(comms, pool, DataType.FLOAT64, ReduceOp.MIN, count / 2);
-                check(comms, pool, DataType.INT32, ReduceOp.SUM, count);
-                broadcast(comms, pool, count, 0);
-                broadcast(comms, pool, count, world - 1);
+                inputs.add(in);
+            }
+            List<Future<List<float[]>>> got = new ArrayList<>();
+            for (int r = 0; r < world; r++) {
+                Communicator c = comms.get(r);
+                int rank = r;
+                got.add(pool.submit(() -> {
+                    List<float[]> out = new ArrayList<>();
+                    for (int round = 0; round < 3; round++) {
+                        float[] b1 = ((float[]) inputs.get(0).get(rank).array()).clone();
+                        c.broadcast(Tensor.of(b1), 0);
+                        float[] s1 = ((float[]) inputs.get(1).get(rank).array()).clone();
+                        c.reduce(Tensor.of(s1), world - 1, ReduceOp.SUM);
+                        float[] a1 = ((float[]) inputs.get(2).get(rank).array()).clone();
+                        c.allReduce(Tensor.of(a1), ReduceOp.SUM);
+                        float[] b2 = ((float[]) inputs.get(3).get(rank).array()).clone();
+                        c.broadcast(Tensor.of(b2), world - 1);
+                        out.add(b1);
+                        out.add(s1);
+                        out.add(a1);
+                        out.add(b2);
+                    }
+                    return out;
+                }));
+            }
+            for (int r = 0; r < world; r++) {
+                List<float[]> out = got.get(r).get(60, TimeUnit.SECONDS);
+                Buf[] want = {inputs.get(0).get(0),
+                        r == world - 1 ? ReferenceModel.allReduceInRankOrder(inputs.get(1), ReduceOp.SUM)
+                                : inputs.get(1).get(r),
+                        ReferenceModel.allReduceInRankOrder(inputs.get(2), ReduceOp.SUM),
+                        inputs.get(3).get(world - 1)};
+                String[] what = {"broadcast from 0", "reduce to " + (world - 1), "allreduce",
+                        "broadcast from " + (world - 1)};
+                for (int i = 0; i < out.size(); i++) {
+                    assertTrue(Bufs.bitEqual(new Buf(DataType.FLOAT32, out.get(i), 0, out.get(i).length),
+                            want[i % 4]), world + " ranks, " + what[i % 4] + " #" + (i / 4) + ": rank " + r
+                            + " got something else");
+                }
             }
         } finally {
             pool.shutdownNow();
@@ -171,17 +243,27 @@ class SharedMemorySlicedRoundsTest {
         }
     }
 
-    /** NaN and signed zeros where the order of MIN and MAX shows: each rank puts its own at every 7th element. */
+    /**
+     * Values whose order the reduction shows, at the same elements on every rank: signed zeros (every 7th element:
+     * 0.0 on even ranks, -0.0 on odd ones, so MIN and MAX meet a tie of -0.0 and 0.0) and NaNs of a payload of
+     * their own (every 7th element from the 1st: on one rank in three, so a NaN meets numbers and other NaNs).
+     */
     private static void specials(Buf b, int rank) {
-        if (b.dtype() == DataType.FLOAT32) {
-            float[] x = (float[]) b.array();
-            for (int i = rank; i < x.length; i += 7) {
-                x[i] = (i / 7 + rank) % 3 == 0 ? Float.NaN : (rank % 2 == 0 ? 0.0f : -0.0f);
+        int n = b.count();
+        for (int i = 0; i < n; i++) {
+            boolean zero = i % 7 == 0;
+            boolean nan = i % 7 == 1 && (i / 7 + rank) % 3 == 0;
+            if (!zero && !nan) {
+                continue;
             }
-        } else if (b.dtype() == DataType.FLOAT64) {
-            double[] x = (double[]) b.array();
-            for (int i = rank; i < x.length; i += 7) {
-                x[i] = (i / 7 + rank) % 3 == 0 ? Double.NaN : (rank % 2 == 0 ? 0.0 : -0.0);
+            if (b.dtype() == DataType.FLOAT32) {
+                ((float[]) b.array())[i] = zero ? (rank % 2 == 0 ? 0.0f : -0.0f)
+                        : Float.intBitsToFloat(0x7fc00000 | (rank + 1));
+            } else if (b.dtype() == DataType.FLOAT64) {
+                ((double[]) b.array())[i] = zero ? (rank % 2 == 0 ? 0.0 : -0.0)
+                        : Double.longBitsToDouble(0x7ff8000000000000L | (rank + 1));
+            } else if (b.dtype() == DataType.FLOAT16) {
+                ((short[]) b.array())[i] = zero ? (short) (rank % 2 == 0 ? 0 : 0x8000) : (short) (0x7e00 | (rank + 1));
             }
         }
     }
@@ -191,6 +273,8 @@ class SharedMemorySlicedRoundsTest {
             case FLOAT32: return Tensor.of((float[]) b.array());
             case FLOAT64: return Tensor.of((double[]) b.array());
             case INT32: return Tensor.of((int[]) b.array());
+            case FLOAT16: return Tensor.of((short[]) b.array(), DataType.FLOAT16);
+            case INT8: return Tensor.of((byte[]) b.array(), DataType.INT8);
             default: throw new AssertionError(b.dtype());
         }
     }

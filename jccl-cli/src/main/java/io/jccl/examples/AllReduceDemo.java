@@ -4,7 +4,6 @@ import io.jccl.Algorithm;
 import io.jccl.Communicator;
 import io.jccl.DataType;
 import io.jccl.Jccl;
-import io.jccl.JcclSettings;
 import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.Tensor;
@@ -41,9 +40,7 @@ public final class AllReduceDemo {
             comm.allGather(Tensor.of(shard), Tensor.of(x));
             comm.barrier();
             boolean threads = comm.transportName().equals("local");
-            JcclSettings settings = JcclSettings.fromEnvironment();
-            AllReduceLaw law = AllReduceLaw.of(ran, p, comm.rank(), count, 4,
-                    threads ? settings.localArenaBytes() : settings.shmArenaBytes(), threads);
+            AllReduceLaw law = AllReduceLaw.of(ran, p, comm.rank(), count, 4, threads);
             // the shared-memory algorithm writes into shared memory what the message algorithms send
             System.out.printf("rank %d of %d over %s: allReduce of %d floats = %.1f (expected %.1f) by %s; %s, law %s%n",
                     comm.rank(), p, comm.transportName(), count, x[0], expected, ran,

@@ -17,13 +17,12 @@ public record AllReduceLaw(String formula, long bytes) {
 
     /**
      * The law of {@code algorithm} for rank {@code rank} of {@code world}, a buffer of {@code count} elements of
-     * {@code elementBytes}; {@code arenaBytes} is the shared-memory exchange buffer (JCCL_SHM_ARENA_BYTES, or
-     * JCCL_LOCAL_ARENA_BYTES for threads), {@code threads} whether the ranks are threads of one JVM (which read
-     * each other's buffers in place). Null for an algorithm with no single-number law here (HIERARCHICAL: see
+     * {@code elementBytes}; {@code threads} whether the ranks are threads of one JVM (which read each other's buffers
+     * in place). Null for an algorithm with no single-number law here (HIERARCHICAL: see
      * docs/algorithms.md).
      */
     public static AllReduceLaw of(Algorithm algorithm, int world, int rank, int count, int elementBytes,
-                                  int arenaBytes, boolean threads) {
+                                  boolean threads) {
         long t = (long) count * elementBytes;
         switch (algorithm) {
             case RING:
@@ -49,7 +48,7 @@ public record AllReduceLaw(String formula, long bytes) {
             case HALVING_DOUBLING:
                 return halvingDoubling(world, rank, count, elementBytes);
             case SHARED_MEMORY:
-                return sharedMemory(world, rank, count, elementBytes, arenaBytes, threads);
+                return sharedMemory(world, count, elementBytes, threads);
             default:
                 return null;
         }
@@ -97,31 +96,15 @@ public record AllReduceLaw(String formula, long bytes) {
     }
 
     /**
-     * In rounds of one exchange buffer: a round up to 16 KiB writes it whole (T); a larger one writes the input and
-     * this rank's reduced slice (T + T/N). Threads above 16 KiB expose their buffers instead: nothing is written.
+     * In rounds of one exchange buffer: a round up to 16 KiB writes it whole; a larger one writes the input but this
+     * rank's own slice, which it reduces from its own array, and then its reduced slice in that slice's place: T in
+     * all either way. Threads above 16 KiB expose their buffers instead: nothing is written.
      */
-    private static AllReduceLaw sharedMemory(int p, int r, int n, int elementBytes, int arenaBytes, boolean threads) {
+    private static AllReduceLaw sharedMemory(int p, int n, int elementBytes, boolean threads) {
         long t = (long) n * elementBytes;
         if (threads && t > SMALL_BYTES && p > 1) {
             return new AllReduceLaw("0 (peers read the buffer in place)", 0);
         }
-        int perRound = Math.max(1, arenaBytes / elementBytes);
-        long written = 0;
-        boolean small = false;
-        boolean large = false;
-        int start = 0;
-        do {
-            int m = Math.min(perRound, n - start);
-            if ((long) m * elementBytes <= SMALL_BYTES || p == 1) {
-                written += m;
-                small = true;
-            } else {
-                written += m + (int) ((long) m * (r + 1) / p) - (int) ((long) m * r / p);
-                large = true;
-            }
-            start += m;
-        } while (start < n);
-        String formula = !large ? "T" : !small ? "T + T/N" : "T + T/N (T/N of the rounds over 16 KiB)";
-        return new AllReduceLaw(formula, written * elementBytes);
+        return new AllReduceLaw("T", t);
     }
 }

@@ -78,14 +78,15 @@ public final class SharedMemoryAllGather extends SharedMemoryAlgorithm {
     }
 
     /**
-     * Pieces in which {@link #publish} copies an input of {@link #UNCACHED_BYTES} or more into the exchange buffer
-     * and the output together. Smaller inputs stay in the cache between the two copies, and go in one piece each:
+     * Pieces in which {@link #publish} copies a round of {@link #UNCACHED_BYTES} or more of input into the exchange
+     * buffer and the output together. Smaller rounds stay in the cache between the two copies, and go in one piece
+     * each:
      * two ranks' allgather, one run of each build alternating three times, us: 1 MiB 92-94 whole against 96-107 in
      * pieces; 16 MiB 3,984-4,546 against 3,672-4,139; 64 MiB 16,251-17,517 against 14,249-15,243.
      */
     private static final int FUSED_BYTES = 64 << 10;
 
-    /** Inputs from this size on are copied in {@link #FUSED_BYTES} pieces. */
+    /** Rounds of input from this size on are copied in {@link #FUSED_BYTES} pieces. */
     private static final int UNCACHED_BYTES = 2 << 20;
 
     /** A round's read: every peer's {@code m} elements into its block of the output, from {@code start}. */

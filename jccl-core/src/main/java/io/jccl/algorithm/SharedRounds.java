@@ -19,8 +19,8 @@ import java.util.function.LongConsumer;
  * <p>Before a rank writes a round it {@link CollectiveCall#settle settles} the round before (free after a full
  * round; after an eager one it waits for every rank to have arrived there and compares their signatures).
  *
- * <p>Eagerly ({@link CollectiveCall#arriveEagerly}): a rooted call that fits one round arrives without waiting for
- * the others; only the non-roots wait, for the root alone.
+ * <p>Eagerly ({@link CollectiveCall#arriveEagerly}): a round of a rooted call (every round of a broadcast, a small
+ * reduce's one round) arrives without waiting for the others; only the non-roots wait, for the root alone.
  *
  * <p>{@link #inPlace In place}: ranks that can read each other's buffers directly (threads)
  * expose them instead of copying them in, and synchronise once more at the end, so that no rank returns (and lets

@@ -707,7 +707,7 @@ public final class CollectiveCall {
     }
 
     /**
-     * An eager round (a rooted call that fits one round): writes this call's signature into slot {@code half},
+     * An eager round (each round of a shared-memory broadcast): writes this call's signature into slot {@code half},
      * publishes {@code round}, and then, unless this rank is {@code root}, waits for the root alone to arrive and
      * compares the root's signature with this call's. The root returns at once: it neither waits nor compares, and
      * the other ranks' signatures are compared when each rank next {@link #settle}s. The caller has settled the
