@@ -99,8 +99,8 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
             call.countShared((long) m * elem, (long) m * elem * (p - 1));
             return;
         }
-        int lo = (int) ((long) m * me / p);
-        int hi = (int) ((long) m * (me + 1) / p);
+        int lo = SharedRounds.sliceStart(m, me, p);
+        int hi = SharedRounds.sliceStart(m, me + 1, p);
         Buf mine = chunk.slice(lo, hi - lo);
         SharedRounds.reduceOwnSlice(call, a, half, lo, mine, op, true, true); // in place, and for the peers
         a.publish(SharedArena.REDUCED, round);
@@ -156,8 +156,8 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
         int p = call.size();
         int me = call.rank();
         int elem = dtype.sizeBytes();
-        int lo = (int) ((long) m * me / p);
-        int hi = (int) ((long) m * (me + 1) / p);
+        int lo = SharedRounds.sliceStart(m, me, p);
+        int hi = SharedRounds.sliceStart(m, me + 1, p);
         SharedRounds.inPlace(call, a, mine, round -> {
             Buf acc = call.scratch(dtype, hi - lo);
             SharedRounds.reduceRange(a, SharedArena.EXPOSED, lo, acc, op, p);
@@ -171,8 +171,8 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
             call.awaitArena(a, SharedArena.REDUCED, round);
             for (int r = 0; r < p; r++) {
                 if (r != me) {
-                    int rlo = (int) ((long) m * r / p);
-                    int rhi = (int) ((long) m * (r + 1) / p);
+                    int rlo = SharedRounds.sliceStart(m, r, p);
+                    int rhi = SharedRounds.sliceStart(m, r + 1, p);
                     a.copyExposed(r, rlo, rhi - rlo, dtype);
                 }
             }

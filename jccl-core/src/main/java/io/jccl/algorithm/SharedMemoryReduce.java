@@ -77,8 +77,8 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
         int me = call.rank();
         int elem = chunk.dtype().sizeBytes();
         int m = chunk.count();
-        int lo = (int) ((long) m * me / p);
-        int hi = (int) ((long) m * (me + 1) / p);
+        int lo = SharedRounds.sliceStart(m, me, p);
+        int hi = SharedRounds.sliceStart(m, me + 1, p);
         boolean isRoot = me == root;
         // the root's result goes into its buffer; a non-root's input stays as it was, its result goes to the root
         SharedRounds.reduceOwnSlice(call, a, half, lo, chunk.slice(lo, hi - lo), op, isRoot, !isRoot);

@@ -111,8 +111,8 @@ final class SharedRounds {
         int m = chunk.count();
         for (int r = 0; r < p; r++) {
             if (r != me) {
-                int lo = (int) ((long) m * r / p);
-                int hi = (int) ((long) m * (r + 1) / p);
+                int lo = sliceStart(m, r, p);
+                int hi = sliceStart(m, r + 1, p);
                 a.get(r, half, lo, chunk.slice(lo, hi - lo));
             }
         }
