@@ -38,8 +38,8 @@ public final class TuneCommand implements Callable<Integer> {
 
     @Option(names = "--hosts", defaultValue = "1", description = "Measure the links of a multi-host job instead: "
             + "between hosts with one rank on each of this many simulated hosts of the test bed (needs root), over "
-            + "TCP, and within a host with two shm ranks on this machine; writes the tcp and shm message parameters, "
-            + "which AUTO uses for the links between and within hosts (default: ${DEFAULT-VALUE}, no bed).")
+            + "TCP, and within a host with two shm ranks on this machine; writes them as the inter_host and intra_host "
+            + "message parameters, which AUTO uses for the links between and within hosts (default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--link", paramLabel = "RATE", description = "With --hosts: limit each host's link to RATE (tc "
@@ -88,12 +88,14 @@ public final class TuneCommand implements Callable<Integer> {
         Path file = output != null ? output.toPath() : settings.tuneFile();
         CostModel model = CostModel.load(file);
         // across hosts: the tcp link on the bed, then the messages within a host (two shm ranks on this machine;
-        // the hierarchical algorithms' phases within a host use messages, not the arena)
+        // the hierarchical algorithms' phases within a host use messages, not the arena), each under its own name
+        // (CostModel.INTER_HOST, INTRA_HOST), so one host's tcp and shm figures stay as they are
         boolean arena = bed == null && !transport.equals("tcp");
         int steps = bed != null || arena ? 2 : 1;
-        model = measure(model, transport, ranks, bed, arena, 0, steps, out, settings);
+        model = measure(model, transport, bed != null ? CostModel.INTER_HOST : null, ranks, bed, arena, 0, steps, out,
+                settings);
         if (bed != null) {
-            model = measure(model, "shm", 2, null, false, 1, steps, out, settings);
+            model = measure(model, "shm", CostModel.INTRA_HOST, 2, null, false, 1, steps, out, settings);
         }
         model.store(file, bed != null ? "jccl tune --hosts " + hosts + (link != null ? " --link " + link : "")
                 : "jccl tune --transport " + transport + " --ranks " + ranks);
@@ -116,11 +118,13 @@ public final class TuneCommand implements Callable<Integer> {
 
     /**
      * {@code model} with the message parameters of {@code transport} on {@code p} ranks (on {@code bed}, or this
-     * machine when null) from the ring allreduce at 4 bytes and {@link #large}, and when {@code arena} the shared
-     * arena's from the shared-memory allreduce; progress steps from {@code first} of {@code steps}.
+     * machine when null) from the ring allreduce at 4 bytes and {@link #large}, stored under {@code key} (null: the
+     * transport's own name), and when {@code arena} the shared arena's from the shared-memory allreduce; progress
+     * steps from {@code first} of {@code steps}.
      */
-    private CostModel measure(CostModel model, String transport, int p, io.jccl.launch.Bed bed, boolean arena,
-                              int first, int steps, PrintStream out, io.jccl.JcclSettings settings) throws Exception {
+    private CostModel measure(CostModel model, String transport, String key, int p, io.jccl.launch.Bed bed,
+                              boolean arena, int first, int steps, PrintStream out, io.jccl.JcclSettings settings)
+            throws Exception {
         // the cost model's name of the transport, as communicators report it: local for threads
         String name = transport.equals("threads") ? "local" : transport;
         long big = large;
@@ -139,10 +143,11 @@ public final class TuneCommand implements Callable<Integer> {
         double alpha = ring.get(0).medianUs / (2.0 * (p - 1));
         double beta = Math.max(1e-7, (ring.get(1).medianUs - 2.0 * (p - 1) * alpha)
                 / (2.0 * ring.get(1).bytes * (p - 1) / p));
-        model = model.with(name, "link", alpha, beta);
-        out.printf(Locale.ROOT, "%s%s messages (%d ranks): ring allreduce %d B %.1f us, %d B %.1f us -> alpha %.2f "
-                + "us, beta %.6f us/B (%.2f GB/s)%n", where, transport, p, ring.get(0).bytes, ring.get(0).medianUs,
-                ring.get(1).bytes, ring.get(1).medianUs, alpha, beta, 1e-3 / beta);
+        model = model.with(key != null ? key : name, "link", alpha, beta);
+        out.printf(Locale.ROOT, "%s%s messages (%d ranks): ring allreduce %d B %.1f us, %d B %.1f us -> %s.link alpha "
+                + "%.2f us, beta %.6f us/B (%.2f GB/s)%n", where, transport, p, ring.get(0).bytes,
+                ring.get(0).medianUs, ring.get(1).bytes, ring.get(1).medianUs, key != null ? key : name, alpha, beta,
+                1e-3 / beta);
         if (arena) {
             progress.update(first + 1, steps, "shared-memory allreduce");
             List<Bench.Row> shared = bench.measure(OpType.ALL_REDUCE, Algorithm.SHARED_MEMORY,

@@ -70,7 +70,7 @@ class MultiHostTest {
     @ValueSource(strings = {"kill", "kill-hierarchical"})
     void shouldNameARankKilledOnAnotherHostEverywhere(String mode, @TempDir Path dir) throws Exception {
         Path tune = dir.resolve("tune.properties");
-        Files.writeString(tune, "tcp.link.alpha_us=60\ntcp.link.beta_us_per_byte=0.0084\n");
+        Files.writeString(tune, "inter_host.link.alpha_us=60\ninter_host.link.beta_us_per_byte=0.0084\n");
         try (TestBed bed = TestBed.up(2);
              ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of(mode, "2", "300000"),
                      withTuneFile(bed.env(2, Map.of()), tune))) {
@@ -99,7 +99,7 @@ class MultiHostTest {
     @Test
     void shouldRunTheHierarchicalAllReduceAcrossHostsWithTheSameBitsEverywhere(@TempDir Path dir) throws Exception {
         Path tune = dir.resolve("tune.properties");
-        Files.writeString(tune, "tcp.link.alpha_us=60\ntcp.link.beta_us_per_byte=0.0084\n");
+        Files.writeString(tune, "inter_host.link.alpha_us=60\ninter_host.link.beta_us_per_byte=0.0084\n");
         try (TestBed bed = TestBed.up(2)) {
             String hash = null;
             for (int run = 0; run < 2; run++) {

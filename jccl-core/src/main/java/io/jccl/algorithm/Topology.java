@@ -71,7 +71,8 @@ public record Topology(int world, String transport, boolean subGroup, boolean ar
 
     /**
      * How many times the cost per byte of messages within a host the link between hosts must cost, at least, to
-     * count as the limit of an algorithm across hosts ({@link #overlapsHosts}). On the 2 x 2 test bed at 1 Gbit/s
+     * count as the limit of an algorithm across hosts ({@link #overlapsHosts}), by the cost model's
+     * {@code inter_host.link} and {@code intra_host.link} parameters. On the 2 x 2 test bed at 1 Gbit/s
      * the ratio is 13.7 (0.0085 against 0.00062 us/B, {@code jccl tune --hosts 2 --link 1gbit}) and the pipeline
      * makes a 64 MiB allreduce 0.574 s where it takes 0.658 s without; on the same bed unlimited it is 3.2 (0.00165
      * against 0.00052: the veth pair's bytes cost the same cores as the ranks' copies) and the pipeline makes it

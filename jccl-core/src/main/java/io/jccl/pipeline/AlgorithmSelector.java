@@ -40,9 +40,9 @@ public final class AlgorithmSelector {
     }
 
     /**
-     * The selector of a communicator with {@code topology}. For a transport of two parts ({@code shm+tcp}),
-     * messages cost what the part between hosts costs and the part within a host gives
-     * {@link Topology#intraHost}.
+     * The selector of a communicator with {@code topology}. For a transport of two parts ({@code shm+tcp}, a
+     * communicator across hosts), messages cost {@link CostModel#INTER_HOST}'s parameters, and
+     * {@link CostModel#INTRA_HOST}'s give {@link Topology#intraHost}.
      */
     public AlgorithmSelector(CostModel model, Topology topology) {
         this(AlgorithmRegistry.standard(), model, topology);
@@ -51,11 +51,10 @@ public final class AlgorithmSelector {
     AlgorithmSelector(AlgorithmRegistry registry, CostModel model, Topology topology) {
         this.registry = registry;
         String name = topology.transport();
-        int plus = name.indexOf('+');
-        String between = plus < 0 ? name : name.substring(plus + 1);
-        this.messages = LinkCost.of(model.link(between));
+        boolean acrossHosts = name.indexOf('+') >= 0;
+        this.messages = LinkCost.of(model.link(acrossHosts ? CostModel.INTER_HOST : name));
         this.arena = LinkCost.of(model.arena(name));
-        this.topology = plus < 0 ? topology : topology.withIntraHost(LinkCost.of(model.link(name.substring(0, plus))));
+        this.topology = acrossHosts ? topology.withIntraHost(LinkCost.of(model.link(CostModel.INTRA_HOST))) : topology;
         this.overlapsHosts = this.topology.overlapsHosts(messages); // asked on every call across hosts
     }
 

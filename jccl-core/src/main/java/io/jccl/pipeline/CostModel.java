@@ -14,8 +14,20 @@ import java.util.Properties;
  * and for the shared arena ({@code arena}). {@code jccl tune} measures them on a machine and writes them as
  * properties ({@code shm.link.alpha_us=9.5}, ...) to {@link #defaultFile()}; {@link #load()} reads that file
  * and falls back to built-in figures (measured on a 2-core host, docs/performance.md) for anything missing.
+ *
+ * <p>A communicator across hosts prices its two kinds of link with two keys of their own: {@value #INTER_HOST}
+ * (messages between hosts) and {@value #INTRA_HOST} (messages between the ranks of one host in such a job), which
+ * {@code jccl tune --hosts} measures. They are not {@code tcp} and {@code shm}, whose figures are one host's: TCP
+ * over loopback with every rank on one host, and shared memory where the host runs nothing else. Priced with
+ * those, a byte between hosts cost barely more than a byte within one (0.0009 against 0.0007 us/B), and AUTO chose
+ * the flat ring over the hierarchical algorithms on the test bed (docs/performance.md, session 23).
  */
 public final class CostModel {
+    /** The parameters' name of messages between hosts, in a communicator across hosts. */
+    public static final String INTER_HOST = "inter_host";
+    /** The parameters' name of messages between the ranks of one host, in a communicator across hosts. */
+    public static final String INTRA_HOST = "intra_host";
+
     /** Environment variable: the tuning file (default {@code ~/.jccl/tune.properties}). */
     public static final String FILE_ENV = "JCCL_TUNE_FILE";
 
@@ -31,6 +43,10 @@ public final class CostModel {
         set(p, "local", "link", 15, 0.0005);
         set(p, "shm", "link", 10, 0.0007);
         set(p, "tcp", "link", 50, 0.0009);
+        // the 2 x 2 test bed, unlimited (docs/bench/tune-bed-2x2-unlimited-session14.properties): TCP through a veth
+        // pair and a bridge between hosts, two shm ranks within one
+        set(p, INTER_HOST, "link", 52.8, 0.00165);
+        set(p, INTRA_HOST, "link", 0.55, 0.00052);
         set(p, "local", "arena", 2, 0.0002);
         set(p, "shm", "arena", 4, 0.00023);
         return new CostModel(p);

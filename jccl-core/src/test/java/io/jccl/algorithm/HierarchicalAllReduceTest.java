@@ -76,10 +76,10 @@ class HierarchicalAllReduceTest {
     }
 
     /**
-     * The cost model's parameters of a link between hosts that is the limit (the 2 x 2 bed's at 1 Gbit/s: 17 times
+     * The cost model's parameters of a link between hosts that is the limit (the 2 x 2 bed's at 1 Gbit/s: 16 times
      * the cost per byte of the built-in messages within a host), where the hierarchical algorithms pipeline.
      */
-    private static final String LINK_BOUND = "tcp.link.alpha_us=22.8\ntcp.link.beta_us_per_byte=0.0085\n";
+    private static final String LINK_BOUND = "inter_host.link.alpha_us=22.8\ninter_host.link.beta_us_per_byte=0.0085\n";
 
     /** Runs {@code body} on one communicator per rank of {@code hostOf}'s layout; the results in rank order. */
     private static <T> List<T> run(int[] hostOf, Function<Communicator, T> body) throws Exception {
@@ -204,7 +204,7 @@ class HierarchicalAllReduceTest {
         // docs/bench/tune-bed-2x2-unlimited-session14.properties: tcp 52.8 us, 0.00165 us/B; shm 0.55, 0.000518
         assertTrue(!bed.withIntraHost(new LinkCost(0.55, 0.000518)).overlapsHosts(new LinkCost(52.8, 0.00165)));
         assertTrue(!new AlgorithmSelector(CostModel.defaults(), bed).overlapsHosts(), "the built-in figures");
-        assertTrue(new AlgorithmSelector(CostModel.defaults().with("tcp", "link", 22.8, 0.008493), bed)
+        assertTrue(new AlgorithmSelector(CostModel.defaults().with(CostModel.INTER_HOST, "link", 22.8, 0.008493), bed)
                 .overlapsHosts(), "a gigabit link between hosts");
         // one host, or no layout: nothing to overlap
         Topology oneHost = new Topology(4, "shm+tcp", false, false, 0, new int[] {0, 0, 0, 0}, null);
@@ -408,7 +408,7 @@ class HierarchicalAllReduceTest {
     void autoChoosesItAcrossHostsAndNeverOnOneHost() {
         int[] twoByTwo = {0, 0, 1, 1};
         // a 1 Gbit/s link between the hosts (119.5 MB/s of TCP payload, as measured on the test bed)
-        CostModel gigabit = CostModel.defaults().with("tcp", "link", 60, 1 / 119.5);
+        CostModel gigabit = CostModel.defaults().with(CostModel.INTER_HOST, "link", 60, 1 / 119.5);
         AlgorithmSelector across = new AlgorithmSelector(gigabit,
                 new Topology(4, "shm+tcp", false, false, 0, twoByTwo, null));
         for (long bytes : new long[] {4, 1 << 10, 64 << 10, 1 << 20, 64 << 20}) {
@@ -432,6 +432,36 @@ class HierarchicalAllReduceTest {
         for (long bytes : new long[] {4, 64 << 20}) {
             assertNotEquals(Algorithm.HIERARCHICAL, oneHost.choose(OpType.ALL_REDUCE, bytes));
             assertNotEquals(Algorithm.HIERARCHICAL, unknown.choose(OpType.ALL_REDUCE, bytes));
+        }
+    }
+
+    /**
+     * Without a tuning file a communicator across hosts prices its links with the built-in {@code inter_host} and
+     * {@code intra_host} figures (the unlimited test bed's), not with one host's {@code tcp} and {@code shm} ones:
+     * with those a byte between hosts cost barely more than a byte within one, and AUTO picked the flat ring from
+     * 1 MiB up, 1.3-1.6x slower than the hierarchical algorithms on the bed (docs/performance.md, session 23).
+     */
+    @Test
+    void aJobAcrossHostsPricesItsLinksWithTheirOwnFigures() {
+        Topology bed = new Topology(4, "shm+tcp", false, false, 0, new int[] {0, 0, 1, 1}, null);
+        AlgorithmSelector builtIn = new AlgorithmSelector(CostModel.defaults(), bed);
+        for (long bytes : new long[] {1 << 20, 16 << 20, 64 << 20}) {
+            assertEquals(Algorithm.HIERARCHICAL, builtIn.choose(OpType.ALL_REDUCE, bytes), "allreduce " + bytes);
+            assertEquals(Algorithm.HIERARCHICAL, builtIn.choose(OpType.REDUCE_SCATTER, bytes / 4),
+                    "reduce_scatter " + bytes);
+        }
+        // one host's built-in figures in their place, as before: the flat ring
+        double[] tcp = CostModel.defaults().link("tcp");
+        double[] shm = CostModel.defaults().link("shm");
+        CostModel oneHosts = CostModel.defaults().with(CostModel.INTER_HOST, "link", tcp[0], tcp[1])
+                .with(CostModel.INTRA_HOST, "link", shm[0], shm[1]);
+        assertEquals(Algorithm.RING, new AlgorithmSelector(oneHosts, bed).choose(OpType.ALL_REDUCE, 16 << 20));
+        // and one host's figures, tuned, leave a job across hosts as it was
+        CostModel oneHostTuned = CostModel.defaults().with("tcp", "link", 1, 1e-6).with("shm", "link", 900, 1);
+        AlgorithmSelector tuned = new AlgorithmSelector(oneHostTuned, bed);
+        for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.HIERARCHICAL}) {
+            assertEquals(builtIn.predictMicros(OpType.ALL_REDUCE, a, 1 << 20),
+                    tuned.predictMicros(OpType.ALL_REDUCE, a, 1 << 20), 0, a.name());
         }
     }
 
