@@ -37,12 +37,45 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
     /**
      * ceil(log2 P) steps; a rank sends T bytes to each of its children, the root to ceil(log2 P) of them (T =
      * buffer bytes). The signature check's empty frames are not counted.
+     *
+     * <p>Across hosts ({@link Topology#multiHost}), level by level of root 0's tree (level k: v sends to v + 2^k):
+     * a level whose edges all stay within hosts costs one step of T at the intra-host cost, a level with an edge
+     * between hosts one step at the inter-host cost, of T, or where the link between hosts is the limit
+     * ({@link Topology#overlapsHosts}) of T times the most edges that leave one host at that level (they share its
+     * link). So where the CPU is the limit this tree costs what the hierarchical one does (one level across and the
+     * rest within, at 2 x 2), and AUTO takes it, the first in declaration order: on the unlimited 2 x 2 bed it
+     * took 0.58-0.76 of the hierarchical tree's time from 1 MiB up, in five runs (docs/performance.md, session 23);
+     * where the link is the limit it sends T more than once over a host's link per level, and the hierarchical tree
+     * is cheaper.
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
-        double log = LinkCost.log2Ceil(topology.world());
         double t = bytes;
+        if (topology.multiHost()) {
+            return levelsAcrossHosts(t, topology, messages);
+        }
+        double log = LinkCost.log2Ceil(topology.world());
         return messages.micros(log, t * log);
+    }
+
+    /** The levels of root 0's tree priced by the links they use ({@link #predictMicros}). */
+    private static double levelsAcrossHosts(double t, Topology topology, LinkCost messages) {
+        int p = topology.world();
+        int[] hostOf = topology.hostOf();
+        boolean linkBound = topology.overlapsHosts(messages);
+        LinkCost within = topology.intraHost(messages);
+        double micros = 0;
+        for (int mask = 1; mask < p; mask <<= 1) {
+            int[] leaving = new int[topology.hosts()];
+            int most = 0;
+            for (int v = 0; v < mask && v + mask < p; v++) {
+                if (hostOf[v] != hostOf[v + mask]) {
+                    most = Math.max(most, ++leaving[hostOf[v]]);
+                }
+            }
+            micros += most == 0 ? within.micros(1, t) : messages.micros(1, t * (linkBound ? most : 1));
+        }
+        return micros;
     }
 
     public static void broadcast(CollectiveCall call, Buf data, int root) {

@@ -450,6 +450,13 @@ class HierarchicalAllReduceTest {
             assertEquals(Algorithm.HIERARCHICAL, builtIn.choose(OpType.REDUCE_SCATTER, bytes / 4),
                     "reduce_scatter " + bytes);
         }
+        // where the CPU is the limit the flat tree costs what the host-first one does, and comes first; where the
+        // link is (autoChoosesItAcrossHostsAndNeverOnOneHost) the host-first tree sends less over it
+        for (long bytes : new long[] {4, 1 << 20, 64 << 20}) {
+            assertEquals(Algorithm.TREE, builtIn.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
+            assertEquals(builtIn.predictMicros(OpType.BROADCAST, Algorithm.TREE, bytes),
+                    builtIn.predictMicros(OpType.BROADCAST, Algorithm.HIERARCHICAL, bytes), 1e-9 * bytes);
+        }
         // one host's built-in figures in their place, as before: the flat ring
         double[] tcp = CostModel.defaults().link("tcp");
         double[] shm = CostModel.defaults().link("shm");
