@@ -44,7 +44,8 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
      * ({@link Topology#overlapsHosts}) of T times the most edges that leave one host at that level (they share its
      * link). So where the CPU is the limit this tree costs what the hierarchical one does (one level across and the
      * rest within, at 2 x 2), and AUTO takes it, the first in declaration order: on the unlimited 2 x 2 bed it
-     * took 0.58-0.76 of the hierarchical tree's time from 1 MiB up, in five runs (docs/performance.md, session 23);
+     * took 0.55-0.88 of the hierarchical tree's time at 1-64 MiB in each of seven runs (sessions 21 and 23,
+     * docs/performance.md);
      * where the link is the limit it sends T more than once over a host's link per level, and the hierarchical tree
      * is cheaper.
      */
