@@ -62,7 +62,10 @@ class MultiHostTest {
 
     /**
      * A rank on host 1 killed with SIGKILL: every rank of every host names it, within 5 s (its neighbour on host 1
-     * over shared memory, the ranks of host 0 over TCP); also in the middle of pipelined hierarchical allreduces,
+     * over shared memory, the ranks of host 0 over TCP). {@code kill}: in the middle of 256 KiB allreduces, which
+     * AUTO runs HIERARCHICAL, unpipelined, so the phases within a host go through the host's shared arena (a rank
+     * waits there for its neighbour, who waits for the dead rank's ring across hosts); {@code kill-hierarchical}:
+     * in the middle of pipelined hierarchical allreduces,
      * whose inter-host phase runs on a second thread of each rank (they pipeline where the link between hosts is
      * the limit: rank 0's tuning file, which every rank takes, says it is 1 Gbit/s).
      */
@@ -164,7 +167,8 @@ class MultiHostTest {
 
     /**
      * {@code jccl tune --hosts} measures both links AUTO prices across hosts: TCP between the bed's hosts and shared
-     * memory within a host (it used to measure only the first, and price the second at the built-in figure).
+     * memory within a host (it used to measure only the first, and price the second at the built-in figure), and
+     * writes them as {@code inter_host} and {@code intra_host}, leaving one host's {@code tcp} and {@code shm} alone.
      */
     @Test
     void shouldTuneTheLinksBetweenAndWithinHosts(@TempDir Path dir) throws Exception {
@@ -179,9 +183,14 @@ class MultiHostTest {
             p.load(in);
         }
         io.jccl.pipeline.CostModel defaults = io.jccl.pipeline.CostModel.defaults();
-        for (String link : new String[] {"tcp", "shm"}) {
+        for (String link : new String[] {io.jccl.pipeline.CostModel.INTER_HOST, io.jccl.pipeline.CostModel.INTRA_HOST}) {
             double alpha = Double.parseDouble(p.getProperty(link + ".link.alpha_us"));
             assertTrue(alpha > 0 && alpha != defaults.link(link)[0], link + " not measured: " + p);
+        }
+        // under names of their own: one host's tcp and shm figures stay the built-in ones
+        for (String link : new String[] {"tcp", "shm"}) {
+            assertEquals(defaults.link(link)[0], Double.parseDouble(p.getProperty(link + ".link.alpha_us")), 0,
+                    link + " changed: " + p);
         }
     }
 }

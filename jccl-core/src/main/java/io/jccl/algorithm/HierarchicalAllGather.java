@@ -51,6 +51,12 @@ public final class HierarchicalAllGather extends HierarchicalAlgorithm {
             }
         }
         int chunks = HostPipeline.chunks(call, output.byteSize(), c);
+        if (chunks == 1 && call.hostArena() != null && l > 1) {
+            CollectiveCall rail = call.subgroup(at.rail, 0);
+            HostLayout.ringOfGroups(rail, output, railBlocks, c, null, 0, "across hosts");
+            withinThroughArena(call, at, output, c, hosts - 1);
+            return;
+        }
         // piece j of every block crosses the hosts while the host passes on piece j - 1 (one piece: no pipeline)
         int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
         int perChunk = hosts - 1 + l - 1;
@@ -61,5 +67,38 @@ public final class HierarchicalAllGather extends HierarchicalAlgorithm {
             return rail;
         }, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk + hosts - 1), output,
                 HostLayout.shift(hostBlocks, pieces[j]), pieces[j + 1] - pieces[j], null, 0, "within the host"));
+    }
+
+    /**
+     * The phase within the host through its shared arena (where the phases are not pipelined), after the rail's
+     * ring: local rank k holds the blocks of local index k of every host (H blocks of {@code c} elements in
+     * {@code output}); in rounds of a piece of every block, each rank puts its H pieces into its exchange buffer,
+     * arrives, and copies the other ranks' pieces out into {@code output}. Steps from {@code stepBase}.
+     */
+    private static void withinThroughArena(CollectiveCall call, HostLayout at, Buf output, int c, int stepBase) {
+        CollectiveCall host = call.hostSubgroup(at.local, stepBase);
+        io.jccl.transport.SharedArena a = host.arena();
+        int hosts = at.hosts();
+        int l = at.local.length;
+        int me = host.rank();
+        int perRound = Math.max(1, a.bufferBytes() / output.dtype().sizeBytes() / hosts);
+        a.enter();
+        try {
+            SharedRounds.run(host, a, c, perRound, (half, start, m) -> {
+                for (int h = 0; h < hosts; h++) {
+                    a.put(half, h * m, output.slice(at.byHost[h][me] * c + start, m));
+                }
+            }, (round, half, start, m) -> {
+                for (int k = 0; k < l; k++) {
+                    for (int h = 0; k != me && h < hosts; h++) {
+                        a.get(k, half, h * m, output, at.byHost[h][k] * c + start, m);
+                    }
+                }
+                host.countShared((long) hosts * m * output.dtype().sizeBytes(),
+                        (long) (l - 1) * hosts * m * output.dtype().sizeBytes());
+            });
+        } finally {
+            a.exit();
+        }
     }
 }

@@ -71,8 +71,56 @@ public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
         // unsupported (HierarchicalAlgorithm) guarantees several hosts of L >= 2 ranks each
         if (data.byteSize() <= LEADERS_MAX_BYTES) {
             HostLeaders.allReduce(call, at, data, op, 0);
+            return;
+        }
+        int chunks = HostPipeline.chunks(call, data.byteSize(), data.count());
+        if (chunks == 1 && call.hostArena() != null) {
+            throughHostArena(call, at, data, op);
         } else {
-            pipelined(call, at, data, op, HostPipeline.chunks(call, data.byteSize(), data.count()));
+            pipelined(call, at, data, op, chunks);
+        }
+    }
+
+    /**
+     * The three phases with the host's shared arena for the two within it (where they are not pipelined), in
+     * rounds of at most one exchange buffer: the L ranks of a host put their input in (each all but its own
+     * slice) and arrive; local rank i reduces slice i in rank order, its own values read from its array
+     * ({@link SharedRounds#reduceOwnSlice}), allreduces it with the ranks of index i on the other hosts (a ring over
+     * TCP), writes the result into its array and its exchange buffer and arrives again; every rank then copies the
+     * other slices out. Each rank copies T into shared memory and T(L-1)/L out of it per call where the rings
+     * within a host sent and received 2T(L-1)/L each, with a wake-up per message. The order of the additions is
+     * fixed by the layout: the host's ranks in increasing order, then the hosts' sums in the rail's ring order.
+     */
+    private static void throughHostArena(CollectiveCall call, HostLayout at, Buf data, ReduceOp op) {
+        CollectiveCall host = call.hostSubgroup(at.local, 0);
+        io.jccl.transport.SharedArena a = host.arena();
+        int l = at.local.length;
+        int railSteps = 2 * (at.hosts() - 1);
+        int elem = data.dtype().sizeBytes();
+        int[] rounds = {0};
+        a.enter();
+        try {
+            SharedRounds.run(host, a, data.count(), a.bufferBytes() / elem,
+                    (half, start, m) -> SharedRounds.putOthersSlices(host, a, half, data.slice(start, m)),
+                    (round, half, start, m) -> {
+                        Buf chunk = data.slice(start, m);
+                        int me = host.rank();
+                        int lo = SharedRounds.sliceStart(m, me, l);
+                        int hi = SharedRounds.sliceStart(m, me + 1, l);
+                        Buf mine = chunk.slice(lo, hi - lo);
+                        SharedRounds.reduceOwnSlice(host, a, half, lo, mine, op, true, false);
+                        // steps 0-2 are the host's (arrive, reduced); each round's ring across hosts numbers its own
+                        RingAllReduce.allReduce(call.subgroup(at.rail, 3 + rounds[0]++ * railSteps), mine, op);
+                        a.put(half, lo, mine);
+                        a.publish(io.jccl.transport.SharedArena.REDUCED, round);
+                        host.step(2, "shared-memory reduced");
+                        host.awaitArena(a, io.jccl.transport.SharedArena.REDUCED, round);
+                        SharedRounds.copyOtherSlices(a, half, chunk, me, l);
+                        host.countShared((long) (m - (hi - lo)) * elem + (long) (hi - lo) * elem,
+                                ((long) (hi - lo) * (l - 1) + (m - (hi - lo))) * elem);
+                    });
+        } finally {
+            a.exit();
         }
     }
 

@@ -54,6 +54,14 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
             railGroups[h] = new int[] {at.rail[h] * c};
         }
         int chunks = HostPipeline.chunks(call, work.byteSize(), c);
+        if (chunks == 1 && call.hostArena() != null && l > 1) {
+            withinThroughArena(call, at, input, work, c, operands.reduceOp());
+            HostLayout.ringOfGroups(call.subgroup(at.rail, l), work, railGroups, c, operands.reduceOp(), 1,
+                    "across hosts");
+            work.copyTo(r * c, output, 0, c);
+            call.releaseScratch(work);
+            return;
+        }
         // piece j of every block is reduced across the hosts while the host reduces piece j + 1 (one: no pipeline)
         int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
         int perChunk = l - 1 + hosts - 1;
@@ -67,5 +75,44 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
                 }, null);
         work.copyTo(r * c, output, 0, c);
         call.releaseScratch(work);
+    }
+
+    /**
+     * The phase within the host through its shared arena (where the phases are not pipelined): afterwards
+     * {@code work} holds, at the blocks of local index k of every host (k this rank's local index), their sums over
+     * the host's ranks in increasing order. In rounds of a piece of every block: each rank puts the pieces of the
+     * other local indices' blocks into its exchange buffer (group k' at offset k' H m, H pieces of m), arrives, and
+     * reduces its own group's pieces, its own values copied into {@code work} first and read from there
+     * ({@link SharedRounds#reduceOwnSlice}). Its input is only read.
+     */
+    private static void withinThroughArena(CollectiveCall call, HostLayout at, Buf input, Buf work, int c,
+                                           io.jccl.ReduceOp op) {
+        CollectiveCall host = call.hostSubgroup(at.local, 0);
+        io.jccl.transport.SharedArena a = host.arena();
+        int hosts = at.hosts();
+        int l = at.local.length;
+        int me = host.rank();
+        int elem = input.dtype().sizeBytes();
+        int perRound = Math.max(1, a.bufferBytes() / elem / (hosts * l));
+        a.enter();
+        try {
+            SharedRounds.run(host, a, c, perRound, (half, start, m) -> {
+                for (int k = 0; k < l; k++) {
+                    for (int h = 0; k != me && h < hosts; h++) {
+                        a.put(half, (k * hosts + h) * m, input.slice(at.byHost[h][k] * c + start, m));
+                    }
+                }
+            }, (round, half, start, m) -> {
+                for (int h = 0; h < hosts; h++) {
+                    int block = at.byHost[h][me] * c + start;
+                    input.copyTo(block, work, block, m);
+                    SharedRounds.reduceOwnSlice(host, a, half, (me * hosts + h) * m, work.slice(block, m), op,
+                            true, false);
+                }
+                host.countShared((long) (l - 1) * hosts * m * elem, (long) (l - 1) * hosts * m * elem);
+            });
+        } finally {
+            a.exit();
+        }
     }
 }

@@ -68,6 +68,8 @@ public final class CollectiveCall {
     private final int[] members;
     /** This rank among {@link #members}. */
     private final int me;
+    /** The arena of a {@link #hostSubgroup} (the transport's {@link Transport#hostArena}); null for other calls. */
+    private final io.jccl.transport.SharedArena hostArena;
     /**
      * Whether this call may be {@link #restart restarted} for a later call once it ends: false once it posted a
      * receive or made a subgroup, whose objects refer to it and might outlive it (a transport's reader thread, a
@@ -100,6 +102,7 @@ public final class CollectiveCall {
         this.tally = this;
         this.members = null;
         this.me = -1;
+        this.hostArena = null;
     }
 
     /**
@@ -139,7 +142,9 @@ public final class CollectiveCall {
         this.lastWaitedFor = -1;
     }
 
-    private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase, boolean detached) {
+    private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase, boolean detached,
+                           io.jccl.transport.SharedArena hostArena) {
+        this.hostArena = hostArena;
         this.overlapHosts = parent.overlapHosts;
         this.recorder = parent.recorder;
         this.recordId = parent.recordId;
@@ -170,7 +175,7 @@ public final class CollectiveCall {
     public CollectiveCall subgroup(int[] members, int stepBase) {
         int me = indexIn(members);
         reusable = false;
-        return new CollectiveCall(this, members, me, stepBase, false);
+        return new CollectiveCall(this, members, me, stepBase, false, null);
     }
 
     /**
@@ -182,7 +187,37 @@ public final class CollectiveCall {
     public CollectiveCall detachedSubgroup(int[] members, int stepBase) {
         int me = indexIn(members);
         reusable = false;
-        return new CollectiveCall(this, members, me, stepBase, true);
+        return new CollectiveCall(this, members, me, stepBase, true, null);
+    }
+
+    /**
+     * The arena of this rank's host in a transport across hosts ({@link Transport#hostArena}), for a call of the
+     * communicator itself; null for a subgroup, or where the transport has none.
+     */
+    public io.jccl.transport.SharedArena hostArena() {
+        return members == null ? transport.hostArena() : null;
+    }
+
+    /**
+     * The {@link #subgroup} of the ranks of this rank's host ({@code local}: all of them, in increasing order), whose
+     * {@link #arena} is the host's ({@link #hostArena}, which must not be null): its shared-memory rounds run among
+     * them. Waits in it also look for aborts from the ranks of the other hosts, and its errors name the
+     * communicator's ranks.
+     */
+    public CollectiveCall hostSubgroup(int[] local, int stepBase) {
+        io.jccl.transport.SharedArena a = hostArena();
+        int[] hosts = transport.hostOf();
+        int on = 0;
+        for (int r : local) {
+            on += hosts != null && hosts[r] == hosts[self()] ? 1 : 0;
+        }
+        if (a == null || a.size() != local.length || on != local.length) {
+            throw new IllegalArgumentException("rank " + self() + ": " + java.util.Arrays.toString(local)
+                    + " are not the ranks of its host's arena");
+        }
+        int me = indexIn(local);
+        reusable = false;
+        return new CollectiveCall(this, local, me, stepBase, false, a);
     }
 
     private int indexIn(int[] members) {
@@ -664,7 +699,7 @@ public final class CollectiveCall {
 
     /** The transport's shared arena, or null when it has none. */
     public io.jccl.transport.SharedArena arena() {
-        return members == null ? transport.arena() : null;
+        return members == null ? transport.arena() : hostArena;
     }
 
     /**
@@ -799,7 +834,7 @@ public final class CollectiveCall {
             if (sig == null) {
                 FrameHeader mine = a.signature(rank(), half);
                 if (mine == null) {
-                    throw new IllegalStateException("rank " + rank() + ": its own shared-memory signature slot "
+                    throw new IllegalStateException("rank " + self() + ": its own shared-memory signature slot "
                             + half + " is unreadable");
                 }
                 sig = Signature.of(mine);
@@ -808,7 +843,7 @@ public final class CollectiveCall {
             String[] d = h == null ? new String[] {"signature", "a valid header", "unreadable"}
                     : sig.firstDifference(h);
             if (d != null) {
-                throw new CollectiveMismatchException(rank(), sig.op(), sig.sequence(), p, d[0], d[1], d[2]);
+                throw new CollectiveMismatchException(self(), sig.op(), sig.sequence(), w(p), d[0], d[1], d[2]);
             }
         }
     }
@@ -828,7 +863,7 @@ public final class CollectiveCall {
         }
         long sliceNanos = FIRST_SLICE_NANOS;
         if (recorder != null) {
-            recorder.waiting(recordId, only, step);
+            recorder.waiting(recordId, only < 0 ? only : w(only), step);
         }
         while (true) {
             int behind;
@@ -840,7 +875,8 @@ public final class CollectiveCall {
             } catch (io.jccl.transport.PeerLostException e) {
                 // a peer that failed first and then exited has usually sent its reason: report that, not its exit
                 throwPendingAbort(a, only, which, value);
-                throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
+                throw new PeerAbortedException(self(), signature.op(), signature.sequence(), w(e.peer()),
+                        e.getMessage());
             }
             if (behind < 0) {
                 return;
@@ -853,7 +889,7 @@ public final class CollectiveCall {
                 ProgressExchange.answer(transport, recorder);
             }
             if (System.nanoTime() - deadlineNanos >= 0) {
-                throw timedOut(behind, step, describeStep());
+                throw timedOut(w(behind), step, describeStep());
             }
             sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
         }
@@ -864,19 +900,36 @@ public final class CollectiveCall {
      * communicator, if any; an abort a peer sent comes first (see {@link io.jccl.transport.Inbox}). A peer that
      * closed cleanly counts only if it left before what this rank waits for happened: counter {@code which} of
      * rank {@code only} (or, with -1, of the peer itself) reaching {@code value}. A peer cannot finish its own
-     * part of the call before that, so a departure after it is a peer that finished, not one that failed.
+     * part of the call before that, so a departure after it is a peer that finished, not one that failed. In a
+     * {@link #hostSubgroup} the ranks of the other hosts count too (a rank of another host that failed ends the
+     * wait at once), but not their departures: they are not what this rank waits for.
      */
     private void throwPendingAbort(io.jccl.transport.SharedArena a, int only, int which, long value) {
-        for (int p = 0; p < size(); p++) {
-            Frame abort = p == rank() ? null : transport.pendingAbort(p, stream);
-            if (abort != null && abort.isDeparture() && a.counter(only < 0 ? p : only, which) >= value) {
+        for (int p = 0; p < transport.size(); p++) {
+            Frame abort = p == self() ? null : transport.pendingAbort(p, stream);
+            if (abort == null) {
+                continue;
+            }
+            int in = indexOf(p); // p among this call's ranks, which are the arena's; -1: not one of them
+            if (abort.isDeparture() && (in < 0 || a.counter(only < 0 ? in : only, which) >= value)) {
                 continue; // it closed after reaching what this rank waits for: finished, not failed
             }
-            if (abort != null) {
-                throw new PeerAbortedException(rank(), signature.op(), signature.sequence(), abort.header().source(),
-                        new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
+            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), abort.header().source(),
+                    new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
+        }
+    }
+
+    /** The rank of this call of the transport's rank {@code p}, or -1 when it is not in this call. */
+    private int indexOf(int p) {
+        if (members == null) {
+            return p;
+        }
+        for (int i = 0; i < members.length; i++) {
+            if (members[i] == p) {
+                return i;
             }
         }
+        return -1;
     }
 
     /** Counts shared-memory traffic: bytes this rank wrote for its peers and bytes it read from theirs. */

@@ -83,6 +83,16 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * In a transport across hosts: memory that the ranks of this rank's host can read directly, whose rank i is the
+     * i-th of them in increasing order of this transport's ranks ({@link #hostOf}); null otherwise. The hierarchical
+     * algorithms run their phases within a host through it ({@code CollectiveCall#hostSubgroup}); nothing else
+     * does, so its rounds are the world communicator's alone (a sub-group's transport has none).
+     */
+    default SharedArena hostArena() {
+        return null;
+    }
+
+    /**
      * Which host each rank is on, when this transport knows: element {@code r} is rank {@code r}'s host, hosts
      * numbered 0, 1, ... in the order of their lowest rank; null when it does not know (TCP between ranks that
      * made no co-location proof). The default: one host when the ranks share an {@link #arena() arena}.

@@ -44,15 +44,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class HierarchicalAllReduceTest {
 
-    /** A transport among threads that says its ranks are on the hosts {@code hostOf}, with no shared arena. */
+    /**
+     * A transport among threads that says its ranks are on the hosts {@code hostOf}, with no shared arena of all
+     * ranks; with an arena of its host's ranks ({@code host}'s, unless null), as the shm+tcp transport has.
+     */
     private static final class LaidOut implements Transport {
         private final Transport t;
         private final int[] hostOf;
+        private final Transport host;
 
         LaidOut(Transport t, int[] hostOf) {
+            this(t, hostOf, null);
+        }
+
+        LaidOut(Transport t, int[] hostOf, Transport host) {
             this.t = t;
             this.hostOf = hostOf;
+            this.host = host;
         }
+
+        @Override public io.jccl.transport.SharedArena hostArena() { return host == null ? null : host.arena(); }
 
         @Override public int rank() { return t.rank(); }
         @Override public int size() { return t.size(); }
@@ -72,8 +83,16 @@ class HierarchicalAllReduceTest {
         @Override public void abortPeers(int[] peers, FrameHeader h, String reason) { t.abortPeers(peers, h, reason); }
         @Override public void interrupt(Frame abort) { t.interrupt(abort); }
         @Override public int[] hostOf() { return hostOf.clone(); }
-        @Override public void close() { t.close(); }
+        @Override public void close() {
+            t.close();
+            if (host != null) {
+                host.close();
+            }
+        }
     }
+
+    /** The exchange buffers of the host arenas {@link #run} gives: 64 KiB, so that large calls take many rounds. */
+    private static final int HOST_ARENA_BYTES = 64 << 10;
 
     /**
      * The cost model's parameters of a link between hosts that is the limit (the 2 x 2 bed's at 1 Gbit/s: 16 times
@@ -92,12 +111,28 @@ class HierarchicalAllReduceTest {
      */
     private static <T> List<T> run(int[] hostOf, boolean linkBound, Function<Communicator, T> body)
             throws Exception {
+        return run(hostOf, linkBound, true, body);
+    }
+
+    /** As {@link #run(int[], boolean, Function)}; each host's ranks share an arena when {@code hostArenas}. */
+    private static <T> List<T> run(int[] hostOf, boolean linkBound, boolean hostArenas,
+                                   Function<Communicator, T> body) throws Exception {
         QueueMesh mesh = QueueMesh.create(hostOf.length);
+        int hosts = Arrays.stream(hostOf).max().getAsInt() + 1;
+        QueueMesh[] onHost = new QueueMesh[hosts];
+        for (int h = 0; h < hosts; h++) {
+            int host = h;
+            onHost[h] = QueueMesh.create((int) Arrays.stream(hostOf).filter(x -> x == host).count(),
+                    HOST_ARENA_BYTES);
+        }
         List<CompletableFuture<T>> futures = new ArrayList<>();
         CommunicatorConfig config = CommunicatorConfig.fromEnvironment()
                 .withTuneParameters(linkBound ? LINK_BOUND : "");
         for (int r = 0; r < hostOf.length; r++) {
-            Communicator c = new DefaultCommunicator(new LaidOut(mesh.endpoint(r), hostOf), config);
+            int h = hostOf[r];
+            int local = (int) Arrays.stream(hostOf, 0, r).filter(x -> x == h).count();
+            Communicator c = new DefaultCommunicator(new LaidOut(mesh.endpoint(r), hostOf,
+                    hostArenas ? onHost[h].endpoint(local) : null), config);
             futures.add(CompletableFuture.supplyAsync(() -> {
                 try (c) {
                     return body.apply(c);
@@ -129,7 +164,20 @@ class HierarchicalAllReduceTest {
         // 8,193: floats through the hosts' leaders, doubles (above LEADERS_MAX_BYTES) through the rings
         assertEquals(8192 * 8, HierarchicalAllReduce.LEADERS_MAX_BYTES);
         for (int n : new int[] {1, 3, 1000, 8193, 300_001}) {
-            checkSums(hostOf, n, false);
+            checkSums(hostOf, n, false, true);
+        }
+    }
+
+    /**
+     * The same without an arena of each host's ranks (a transport that offers none): the phases within a host go
+     * through ring messages.
+     */
+    @ParameterizedTest(name = "hosts {0}")
+    @ValueSource(strings = {"0,0,1,1", "0,0,0,1,1,1", "0,1,0,1"})
+    void sumsExactlyThroughMessagesWithinAHost(String layout) throws Exception {
+        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        for (int n : new int[] {8193, 300_001}) {
+            checkSums(hostOf, n, false, false);
         }
     }
 
@@ -143,7 +191,7 @@ class HierarchicalAllReduceTest {
         int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
         int n = 2_100_001;
         assertTrue((long) n * 4 >= 2 * HostPipeline.CHUNK_BYTES, "floats must fill two chunks");
-        checkSums(hostOf, n, true);
+        checkSums(hostOf, n, true, true);
         assertEquals(0, Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().startsWith("jccl-hierarchical")).count(), "threads left behind");
     }
@@ -239,11 +287,11 @@ class HierarchicalAllReduceTest {
                 .filter(t -> t.getName().startsWith("jccl-hierarchical")).count(), "threads left behind");
     }
 
-    private static void checkSums(int[] hostOf, int n, boolean linkBound) throws Exception {
+    private static void checkSums(int[] hostOf, int n, boolean linkBound, boolean hostArenas) throws Exception {
         int p = hostOf.length;
         {
             // integers in floats: every order gives the exact sum
-            List<float[]> ints = run(hostOf, linkBound, c -> {
+            List<float[]> ints = run(hostOf, linkBound, hostArenas, c -> {
                 float[] x = new float[n];
                 for (int i = 0; i < n; i++) {
                     x[i] = (c.rank() + 1) * 1000 + i % 977;
@@ -258,12 +306,12 @@ class HierarchicalAllReduceTest {
                 }
             }
             // doubles of wild magnitudes: the same bits on every rank and in a second run, within the bound
-            List<double[]> first = run(hostOf, linkBound, c -> {
+            List<double[]> first = run(hostOf, linkBound, hostArenas, c -> {
                 double[] x = input(c.rank(), n, n);
                 c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
                 return x;
             });
-            List<double[]> second = run(hostOf, linkBound, c -> {
+            List<double[]> second = run(hostOf, linkBound, hostArenas, c -> {
                 double[] x = input(c.rank(), n, n);
                 c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
                 return x;
@@ -321,15 +369,18 @@ class HierarchicalAllReduceTest {
     }
 
     @ParameterizedTest(name = "hosts {0}")
-    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1"})
+    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1 messages",
+        "0,1,0,1 messages"})
     void gathersEveryBlockInRankOrder(String layout) throws Exception {
-        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        // "messages": no arena of each host's ranks, so the phase within a host goes through ring messages
+        boolean hostArenas = !layout.endsWith(" messages");
+        int[] hostOf = Arrays.stream(layout.split(" ")[0].split(",")).mapToInt(Integer::parseInt).toArray();
         int p = hostOf.length;
         // 700,001: 11.2 MB and more, pipelined (HostPipeline) where the link is the limit; run both ways
         for (int size : new int[] {1, 7, 300_000, 700_001, -700_001}) {
             boolean linkBound = size < 0;
             int c = Math.abs(size);
-            List<float[]> got = run(hostOf, linkBound, comm -> {
+            List<float[]> got = run(hostOf, linkBound, hostArenas, comm -> {
                 float[] in = new float[c];
                 for (int i = 0; i < c; i++) {
                     in[i] = comm.rank() * 1_000_000 + i;
@@ -353,15 +404,18 @@ class HierarchicalAllReduceTest {
     }
 
     @ParameterizedTest(name = "hosts {0}")
-    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1"})
+    @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1 messages",
+        "0,1,0,1 messages"})
     void reduceScattersExactSumsIntoEveryRanksBlock(String layout) throws Exception {
-        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        // "messages": no arena of each host's ranks, so the phase within a host goes through ring messages
+        boolean hostArenas = !layout.endsWith(" messages");
+        int[] hostOf = Arrays.stream(layout.split(" ")[0].split(",")).mapToInt(Integer::parseInt).toArray();
         int p = hostOf.length;
         // 700,001: 11.2 MB and more, pipelined (HostPipeline) where the link is the limit; run both ways
         for (int size : new int[] {1, 7, 300_000, 700_001, -700_001}) {
             boolean linkBound = size < 0;
             int c = Math.abs(size);
-            List<float[]> got = run(hostOf, linkBound, comm -> {
+            List<float[]> got = run(hostOf, linkBound, hostArenas, comm -> {
                 float[] in = new float[c * p];
                 for (int k = 0; k < in.length; k++) {
                     in[k] = (comm.rank() + 1) * 100 + k % 1000;

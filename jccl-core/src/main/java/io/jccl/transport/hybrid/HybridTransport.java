@@ -13,7 +13,9 @@ import io.jccl.transport.Transport;
  *
  * <p>A wait on a peer of one transport also watches the other for aborts (a rank on another host that fails
  * must stop a wait on a local peer at once, not at the deadline): waits run in slices of at most
- * {@link #WATCH_SLICE_NANOS}. There is no shared arena: the shared-memory algorithms need every rank on one host.
+ * {@link #WATCH_SLICE_NANOS}. There is no shared arena of all ranks (the shared-memory algorithms need every rank
+ * on one host); the local transport's arena is this host's ({@link #hostArena}), which the hierarchical algorithms'
+ * phases within a host use.
  */
 public final class HybridTransport implements Transport {
     /** How often a wait on one transport looks at the other's aborts. */
@@ -78,6 +80,12 @@ public final class HybridTransport implements Transport {
     @Override
     public int[] hostOf() {
         return hostOf.clone();
+    }
+
+    /** The local transport's arena: its rank i is {@code members[i]}, the ranks of this host in increasing order. */
+    @Override
+    public io.jccl.transport.SharedArena hostArena() {
+        return local.arena();
     }
 
     private boolean isLocal(int peer) {
