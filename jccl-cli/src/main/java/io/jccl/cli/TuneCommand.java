@@ -106,7 +106,8 @@ public final class TuneCommand implements Callable<Integer> {
                 hostOf[r] = r / 2;
             }
             printChoices(out, new AlgorithmSelector(model, new io.jccl.algorithm.Topology(hostOf.length, "shm+tcp",
-                    false, false, 0, hostOf, null)), hostOf.length, hosts + " hosts x 2 ranks (shm+tcp)");
+                    false, false, 0, hostOf, null, settings.shmArenaBytes())), hostOf.length,
+                    hosts + " hosts x 2 ranks (shm+tcp)");
             return 0;
         }
         String name = transport.equals("threads") ? "local" : transport;

@@ -42,18 +42,89 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
                 order[k * hosts + h] = on[(rootLocal + k) % l];
             }
         }
-        BinomialTreeBroadcast.tree(call, operands.data(), order, HostLeaders.agree(call, 0));
+        int step = HostLeaders.agree(call, 0);
+        io.jccl.buffer.Buf data = operands.data();
+        if (call.hostArena() != null && data.byteSize() > ARENA_MIN_BYTES) {
+            throughHostArena(call, at, data, rootHost, rootLocal, step);
+        } else {
+            BinomialTreeBroadcast.tree(call, data, order, step);
+        }
+    }
+
+    /** Buffers above this go through the hosts' arenas within a host ({@link #throughHostArena}). */
+    static final long ARENA_MIN_BYTES = 64 << 10;
+
+    /**
+     * The levels within a host through its shared arena, in the eager rounds of {@link SharedMemoryBroadcast}
+     * (rounds of {@link SharedMemoryBroadcast#roundBytes}): for each round's piece, the ranks of the root's local index
+     * on every host (the root's rail) broadcast it between hosts (the binomial tree over them, from the root's
+     * host); each of them puts it into its exchange buffer and arrives without waiting, and goes on to the next
+     * piece while its host's other ranks wait for it alone and copy the piece out. So a host's link carries the next
+     * piece while its ranks copy this one. The call was checked first ({@code HostLeaders.agree}); within a host
+     * the rounds compare signatures as the shared-memory broadcast does.
+     */
+    private static void throughHostArena(CollectiveCall call, HostLayout at, io.jccl.buffer.Buf data, int rootHost,
+                                         int rootLocal, int firstStep) {
+        int hosts = at.hosts();
+        int[] rail = new int[hosts]; // the root's local index on every host, the root's host first
+        for (int h = 0; h < hosts; h++) {
+            rail[h] = at.byHost[(rootHost + h) % hosts][rootLocal];
+        }
+        int[] railOrder = new int[hosts];
+        for (int h = 0; h < hosts; h++) {
+            railOrder[h] = h;
+        }
+        boolean onRail = at.index == rootLocal;
+        CollectiveCall host = call.hostSubgroup(at.local, firstStep);
+        io.jccl.transport.SharedArena a = host.arena();
+        int elem = data.dtype().sizeBytes();
+        int n = data.count();
+        int per = Math.max(1, SharedMemoryBroadcast.roundBytes(data.byteSize(), a.bufferBytes()) / elem);
+        int treeSteps = (int) LinkCost.log2Ceil(hosts) + 1;
+        a.enter();
+        try {
+            int start = 0;
+            for (int k = 0; start < n; k++) {
+                int m = Math.min(per, n - start);
+                io.jccl.buffer.Buf piece = data.slice(start, m);
+                long round = SharedRounds.begin(host, a);
+                int half = (int) (round & 1);
+                if (onRail) {
+                    if (hosts > 1) {
+                        BinomialTreeBroadcast.tree(call.subgroup(rail, firstStep + 2 + k * treeSteps), piece,
+                                railOrder, 0);
+                    }
+                    a.put(half, 0, piece);
+                }
+                host.arriveEagerly(a, round, rootLocal);
+                if (!onRail) {
+                    a.get(rootLocal, half, 0, piece);
+                }
+                host.countShared(onRail ? (long) m * elem : 0, onRail ? 0 : (long) m * elem);
+                start += m;
+            }
+        } finally {
+            a.exit();
+        }
     }
 
     /**
      * The signature check (not counted, as for the flat tree), then ceil(log2 H) levels across hosts, each carrying
-     * T over a host's link, and ceil(log2 L) levels within hosts at the intra-host cost.
+     * T over a host's link, and ceil(log2 L) levels within hosts at the intra-host cost; above
+     * {@link #ARENA_MIN_BYTES} with the hosts' arenas ({@link Topology#hostArenaBytes}), instead of those, one
+     * synchronisation per round and T through the arena ({@link #throughHostArena}; the rounds overlap the levels
+     * across hosts, which the sum does not count).
      */
     @Override
     public double predictMicros(long bytes, Topology topology, LinkCost messages, LinkCost arena) {
         double across = LinkCost.log2Ceil(topology.hosts());
-        double within = LinkCost.log2Ceil(Math.max(1, topology.ranksPerHost()));
         double t = bytes;
-        return messages.micros(across, t * across) + topology.intraHost(messages).micros(within, t * within);
+        double between = messages.micros(across, t * across);
+        if (topology.hostArenaBytes() > 0 && bytes > ARENA_MIN_BYTES) {
+            double rounds = Math.ceil(t / SharedMemoryBroadcast.roundBytes(bytes, topology.hostArenaBytes()));
+            return between + arena.micros(rounds, t);
+        }
+        double within = LinkCost.log2Ceil(Math.max(1, topology.ranksPerHost()));
+        return between + topology.intraHost(messages).micros(within, t * within);
     }
 }

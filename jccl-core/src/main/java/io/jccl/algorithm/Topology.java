@@ -13,13 +13,22 @@ package io.jccl.algorithm;
  * @param intraHost  the cost of messages between ranks of one host when it differs from the cost of messages
  *                   between hosts (the {@code messages} cost of {@link CollectiveAlgorithm#predictMicros}); null
  *                   otherwise
+ * @param hostArenaBytes across hosts, the bytes of one exchange buffer of the arena each host's ranks share
+ *                   ({@code Transport.hostArena}, which the hierarchical algorithms use within a host; its cost is
+ *                   then the {@code arena} cost of {@link CollectiveAlgorithm#predictMicros}); 0 without one
  */
 public record Topology(int world, String transport, boolean subGroup, boolean arena, int arenaBytes, int[] hostOf,
-                       LinkCost intraHost) {
+                       LinkCost intraHost, int hostArenaBytes) {
 
     /** A communicator whose layout is unknown or on one host. */
     public Topology(int world, String transport, boolean subGroup, boolean arena, int arenaBytes) {
         this(world, transport, subGroup, arena, arenaBytes, null, null);
+    }
+
+    /** A communicator whose hosts share no arena within each. */
+    public Topology(int world, String transport, boolean subGroup, boolean arena, int arenaBytes, int[] hostOf,
+                    LinkCost intraHost) {
+        this(world, transport, subGroup, arena, arenaBytes, hostOf, intraHost, 0);
     }
 
     /** The number of hosts: the world size when the layout is unknown (every rank counted as a host). */
@@ -103,6 +112,6 @@ public record Topology(int world, String transport, boolean subGroup, boolean ar
 
     /** This topology with {@code cost} as the cost of messages within a host. */
     public Topology withIntraHost(LinkCost cost) {
-        return new Topology(world, transport, subGroup, arena, arenaBytes, hostOf, cost);
+        return new Topology(world, transport, subGroup, arena, arenaBytes, hostOf, cost, hostArenaBytes);
     }
 }

@@ -41,8 +41,9 @@ public final class AlgorithmSelector {
 
     /**
      * The selector of a communicator with {@code topology}. For a transport of two parts ({@code shm+tcp}, a
-     * communicator across hosts), messages cost {@link CostModel#INTER_HOST}'s parameters, and
-     * {@link CostModel#INTRA_HOST}'s give {@link Topology#intraHost}.
+     * communicator across hosts), messages cost {@link CostModel#INTER_HOST}'s parameters,
+     * {@link CostModel#INTRA_HOST}'s give {@link Topology#intraHost}, and the arena costs the first part's (each
+     * host's arena, {@link Topology#hostArenaBytes}).
      */
     public AlgorithmSelector(CostModel model, Topology topology) {
         this(AlgorithmRegistry.standard(), model, topology);
@@ -51,9 +52,11 @@ public final class AlgorithmSelector {
     AlgorithmSelector(AlgorithmRegistry registry, CostModel model, Topology topology) {
         this.registry = registry;
         String name = topology.transport();
-        boolean acrossHosts = name.indexOf('+') >= 0;
+        int plus = name.indexOf('+');
+        boolean acrossHosts = plus >= 0;
         this.messages = LinkCost.of(model.link(acrossHosts ? CostModel.INTER_HOST : name));
-        this.arena = LinkCost.of(model.arena(name));
+        // across hosts, the arena is each host's: the local transport's ({@code shm} of {@code shm+tcp})
+        this.arena = LinkCost.of(model.arena(acrossHosts ? name.substring(0, plus) : name));
         this.topology = acrossHosts ? topology.withIntraHost(LinkCost.of(model.link(CostModel.INTRA_HOST))) : topology;
         this.overlapsHosts = this.topology.overlapsHosts(messages); // asked on every call across hosts
     }

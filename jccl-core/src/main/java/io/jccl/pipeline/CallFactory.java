@@ -54,8 +54,9 @@ final class CallFactory {
         this.config = config;
         this.checks = new ArgumentChecks(transport.rank(), transport.size());
         SharedArena a = transport.arena();
+        SharedArena host = transport.hostArena();
         this.topology = new Topology(transport.size(), transport.name(), transport instanceof SubTransport, a != null,
-                a == null ? 0 : a.bufferBytes(), transport.hostOf(), null);
+                a == null ? 0 : a.bufferBytes(), transport.hostOf(), null, host == null ? 0 : host.bufferBytes());
         this.multiHost = topology.multiHost();
         world = transport.size();
     }

@@ -340,29 +340,44 @@ class HierarchicalAllReduceTest {
     }
 
     @ParameterizedTest(name = "hosts {0}")
-    @ValueSource(strings = {"0,0,1,1", "0,0,0,0,1,1,1,1", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1,2,2,3,3"})
+    @ValueSource(strings = {"0,0,1,1", "0,0,0,0,1,1,1,1", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1,2,2,3,3",
+        "0,0,1,1 messages"})
     void broadcastsFromEveryRoot(String layout) throws Exception {
-        int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+        // "messages": no arena of each host's ranks, so the levels within a host go through ring messages
+        boolean hostArenas = !layout.endsWith(" messages");
+        int[] hostOf = Arrays.stream(layout.split(" ")[0].split(",")).mapToInt(Integer::parseInt).toArray();
         int p = hostOf.length;
-        for (int n : new int[] {1, 5000, 600_000}) { // 600,000 floats: several segments through the tree
+        // 600,000 floats: several segments through the tree, and many rounds through 64 KiB host arenas; each
+        // broadcast is followed at once by one from the next root (the rounds are eager: a root runs ahead)
+        for (int n : new int[] {1, 5000, 600_000}) {
             for (int root = 0; root < p; root++) {
                 int rt = root;
-                List<float[]> got = run(hostOf, c -> {
-                    float[] x = new float[n];
-                    Arrays.fill(x, c.rank() == rt ? 0 : -1);
-                    if (c.rank() == rt) {
-                        for (int i = 0; i < n; i++) {
-                            x[i] = rt * 1_000_000 + i;
+                int next = (root + 1) % p;
+                List<float[][]> got = run(hostOf, false, hostArenas, c -> {
+                    float[][] x = new float[2][n];
+                    for (int b = 0; b < 2; b++) {
+                        int from = b == 0 ? rt : next;
+                        Arrays.fill(x[b], -1);
+                        if (c.rank() == from) {
+                            for (int i = 0; i < n; i++) {
+                                x[b][i] = from * 1_000_000 + b * 100_000 + i;
+                            }
                         }
                     }
-                    c.broadcast(Tensor.of(x), rt, HIER);
+                    c.broadcast(Tensor.of(x[0]), rt, HIER);
+                    c.broadcast(Tensor.of(x[1]), next, HIER);
                     return x;
                 });
                 for (int r = 0; r < p; r++) {
-                    for (int i = 0; i < n; i += Math.max(1, n / 1000)) {
-                        assertEquals(rt * 1_000_000 + i, got.get(r)[i], 0f, "root " + rt + ", rank " + r + ", " + i);
+                    for (int b = 0; b < 2; b++) {
+                        int from = b == 0 ? rt : next;
+                        for (int i = 0; i < n; i++) {
+                            if (got.get(r)[b][i] != from * 1_000_000 + b * 100_000 + i) {
+                                assertEquals(from * 1_000_000 + b * 100_000 + i, got.get(r)[b][i], 0f,
+                                        "root " + from + ", rank " + r + ", element " + i + " of " + n);
+                            }
+                        }
                     }
-                    assertEquals(rt * 1_000_000 + n - 1, got.get(r)[n - 1], 0f);
                 }
             }
         }
@@ -510,6 +525,14 @@ class HierarchicalAllReduceTest {
             assertEquals(Algorithm.TREE, builtIn.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
             assertEquals(builtIn.predictMicros(OpType.BROADCAST, Algorithm.TREE, bytes),
                     builtIn.predictMicros(OpType.BROADCAST, Algorithm.HIERARCHICAL, bytes), 1e-9 * bytes);
+        }
+        // with the hosts' arenas (as the shm+tcp transport has) the hierarchical broadcast goes through them above
+        // 64 KiB, and costs less than the flat tree's level within hosts
+        AlgorithmSelector arenas = new AlgorithmSelector(CostModel.defaults(),
+                new Topology(4, "shm+tcp", false, false, 0, new int[] {0, 0, 1, 1}, null, 4 << 20));
+        assertEquals(Algorithm.TREE, arenas.choose(OpType.BROADCAST, 64 << 10));
+        for (long bytes : new long[] {(64 << 10) + 4, 1 << 20, 64 << 20}) {
+            assertEquals(Algorithm.HIERARCHICAL, arenas.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
         }
         // one host's built-in figures in their place, as before: the flat ring
         double[] tcp = CostModel.defaults().link("tcp");
