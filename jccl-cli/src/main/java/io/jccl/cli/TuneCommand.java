@@ -88,7 +88,7 @@ public final class TuneCommand implements Callable<Integer> {
         Path file = output != null ? output.toPath() : settings.tuneFile();
         CostModel model = CostModel.load(file);
         // across hosts: the tcp link on the bed, then the messages within a host (two shm ranks on this machine;
-        // the hierarchical algorithms' phases within a host use messages, not the arena), each under its own name
+        // the hierarchical algorithms' pipelined phases within a host use messages), each under its own name
         // (CostModel.INTER_HOST, INTRA_HOST), so one host's tcp and shm figures stay as they are
         boolean arena = bed == null && !transport.equals("tcp");
         int steps = bed != null || arena ? 2 : 1;

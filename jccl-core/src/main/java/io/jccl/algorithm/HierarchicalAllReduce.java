@@ -12,6 +12,9 @@ import io.jccl.step.CollectiveCall;
  * ranks with local index i, one per host (over TCP), all L of them at once, so every host sends its share of the
  * minimum 2T(H-1)/H bytes in parallel; and a ring allgather of the finished slices within each host.
  *
+ * <p>Where the phases are not pipelined and the transport gives each host's ranks a shared arena, the two phases
+ * within a host go through it instead of ring messages ({@link #throughHostArena}).
+ *
  * <p>Steps: 2(L-1) within hosts and 2(H-1) between them. Bytes per rank: 2(T/L)(L-1) within its host, 2(T/L)(H-1)/H
  * over the network; per host 2T(H-1)/H over its link (a flat ring sends 2T(P-1)/P through the busiest link, 1.5T
  * at 2 x 2). The summation order is fixed by the layout, so results are identical on every rank and from run to
@@ -74,7 +77,7 @@ public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
             return;
         }
         int chunks = HostPipeline.chunks(call, data.byteSize(), data.count());
-        if (chunks == 1 && call.hostArena() != null) {
+        if (chunks == 1 && throughHostArena(call, 1, data)) {
             throughHostArena(call, at, data, op);
         } else {
             pipelined(call, at, data, op, chunks);

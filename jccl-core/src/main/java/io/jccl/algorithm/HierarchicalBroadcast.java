@@ -44,7 +44,7 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
         }
         int step = HostLeaders.agree(call, 0);
         io.jccl.buffer.Buf data = operands.data();
-        if (call.hostArena() != null && data.byteSize() > ARENA_MIN_BYTES) {
+        if (data.byteSize() > ARENA_MIN_BYTES && throughHostArena(call, 1, data)) {
             throughHostArena(call, at, data, rootHost, rootLocal, step);
         } else {
             BinomialTreeBroadcast.tree(call, data, order, step);

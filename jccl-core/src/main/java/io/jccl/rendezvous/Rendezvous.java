@@ -53,6 +53,9 @@ public final class Rendezvous {
         if (kind.equals("tcp")) {
             return TcpTransport.connect(rank, world, store, tcp);
         }
+        if (rank == 0) { // the exchange buffers of every host's arena (below)
+            store.setString("shm/arena-bytes", Integer.toString(settings.shmArenaBytes()));
+        }
         String[] seen = shareMemory(rank, world, store, settings.shmDirectory(), timeout);
         int[] group = localGroup(rank, seen);
         if (kind.equals("shm") && group.length < world) {
@@ -69,8 +72,13 @@ public final class Rendezvous {
         int localRank = java.util.Arrays.binarySearch(group, rank);
         Transport remote = TcpTransport.connect(rank, world, store, tcp);
         try {
-            ShmTransport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
-                    settings, timeout);
+            // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they send
+            // between hosts by them, so hosts configured differently (JCCL_SHM_ARENA_BYTES) would send pieces of
+            // other sizes and fail every call
+            int arenaBytes = Integer.parseInt(store.getString("shm/arena-bytes", timeout));
+            ShmTransport local = ShmTransport.connect(localRank, group.length,
+                    new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
+                    arenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
             local.nameRanks(group); // its messages name the job's ranks, not the host group's
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
             return new HybridTransport(rank, world, group, local, remote, hostsOf(world, seen));

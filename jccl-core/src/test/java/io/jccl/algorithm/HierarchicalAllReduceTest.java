@@ -383,6 +383,45 @@ class HierarchicalAllReduceTest {
         }
     }
 
+    /**
+     * Tensors over direct buffers, where hosts have arenas (which copy to and from arrays): the hierarchical
+     * collectives take the messages within a host instead, with the same results.
+     */
+    @Test
+    void directBuffersGoThroughMessagesWithinAHost() throws Exception {
+        int[] hostOf = {0, 0, 1, 1};
+        int p = hostOf.length;
+        int n = 100_000; // 400 KB: through the hosts' arenas were the buffers arrays
+        List<float[]> got = run(hostOf, c -> {
+            java.nio.ByteBuffer all = java.nio.ByteBuffer.allocateDirect(4 * n * p).order(java.nio.ByteOrder.nativeOrder());
+            java.nio.ByteBuffer mine = java.nio.ByteBuffer.allocateDirect(4 * n).order(java.nio.ByteOrder.nativeOrder());
+            for (int i = 0; i < n; i++) {
+                mine.putFloat(4 * i, c.rank() * 1000 + i % 1000);
+            }
+            c.allReduce(Tensor.of(mine, DataType.FLOAT32), ReduceOp.SUM, HIER); // sum(r) 1000 + p (i % 1000)
+            c.allGather(Tensor.of(mine, DataType.FLOAT32), Tensor.of(all, DataType.FLOAT32), HIER);
+            c.reduceScatter(Tensor.of(all, DataType.FLOAT32), Tensor.of(mine, DataType.FLOAT32), ReduceOp.SUM, HIER);
+            if (c.rank() != 1) {
+                all.putFloat(0, -1);
+            }
+            c.broadcast(Tensor.of(all, DataType.FLOAT32), 1, HIER);
+            float[] out = new float[2 * n];
+            for (int i = 0; i < n; i++) {
+                out[i] = mine.getFloat(4 * i);
+                out[n + i] = all.getFloat(4 * i);
+            }
+            return out;
+        });
+        float sumOfRanks = 1000f * p * (p - 1) / 2;
+        for (int r = 0; r < p; r++) {
+            for (int i = 0; i < n; i++) {
+                float allReduced = sumOfRanks + p * (i % 1000);
+                assertEquals(p * allReduced, got.get(r)[i], 0f, "reduce_scatter, rank " + r + ", element " + i);
+                assertEquals(allReduced, got.get(r)[n + i], 0f, "allreduce, allgather, broadcast, rank " + r);
+            }
+        }
+    }
+
     @ParameterizedTest(name = "hosts {0}")
     @ValueSource(strings = {"0,0,1,1", "0,0,1,1,2,2", "0,0,0,1,1,1", "0,1,0,1", "0,0,1,1 messages",
         "0,1,0,1 messages"})
@@ -555,9 +594,14 @@ class HierarchicalAllReduceTest {
      */
     @Test
     void errorsInsideAPhaseNameTheCommunicatorsRanks() throws Exception {
+        errorsInsideAPhaseNameTheCommunicatorsRanks(4); // through the hosts' leaders (messages)
+        errorsInsideAPhaseNameTheCommunicatorsRanks(100_000); // through the hosts' arenas: ranks 2 and 3 meet there
+    }
+
+    private static void errorsInsideAPhaseNameTheCommunicatorsRanks(int n) throws Exception {
         int[] hostOf = {0, 0, 1, 1};
         List<io.jccl.JcclException> errors = run(hostOf, c -> {
-            float[] x = new float[c.rank() == 3 ? 5 : 4];
+            float[] x = new float[c.rank() == 3 ? n + 1 : n];
             try {
                 c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
                 return null;
