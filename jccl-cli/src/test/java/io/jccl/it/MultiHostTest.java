@@ -95,6 +95,28 @@ class MultiHostTest {
     }
 
     /**
+     * Hosts configured with arenas of different sizes ({@code JCCL_SHM_ARENA_BYTES} 1 MiB on host 1, the 4 MiB
+     * default on host 0): the hierarchical allreduce cuts the pieces it sends between hosts by the arena's rounds,
+     * and every host's arena takes rank 0's size, so a 4.4 MB allreduce through the hosts' arenas still agrees
+     * (before, the hosts cut different pieces and every rank failed).
+     */
+    @Test
+    void shouldTakeRankZerosArenaSizeOnEveryHost() throws Exception {
+        try (TestBed bed = TestBed.up(2)) {
+            Map<Integer, Map<String, String>> env = new HashMap<>();
+            bed.env(2, Map.of()).forEach((r, m) -> env.put(r, new HashMap<>(m)));
+            env.get(2).put("JCCL_SHM_ARENA_BYTES", Integer.toString(1 << 20));
+            env.get(3).put("JCCL_SHM_ARENA_BYTES", Integer.toString(1 << 20));
+            try (ProcessJob job = ProcessJob.start(4, HierarchyWorker.class, List.of(), env)) {
+                for (int r = 0; r < 4; r++) {
+                    assertEquals(0, job.await(r, 150), job.dump());
+                    assertEquals("EXACT ok", job.line(r, "EXACT", 1), job.dump());
+                }
+            }
+        }
+    }
+
+    /**
      * The hierarchical allreduce over the real shm+tcp transport: the same bits on every rank and from one job to
      * the next, exact integer sums; and AUTO, given a tuning file whose link between hosts is 1 Gbit/s, picks it
      * on every rank.

@@ -668,7 +668,8 @@ public final class CollectiveCall {
     }
 
     private void checkOtherPeers(int awaited) {
-        io.jccl.transport.SharedArena a = transport.arena();
+        // the transport's arena, or in a host subgroup the host's (whose ranks are this call's)
+        io.jccl.transport.SharedArena a = hostArena != null ? hostArena : transport.arena();
         for (int p = 0; p < transport.size(); p++) { // every rank of the transport: all are in this call
             if (p == awaited || p == self()) {
                 continue;
@@ -676,7 +677,8 @@ public final class CollectiveCall {
             // a peer waiting in a shared-memory call of this communicator with this sequence number (read
             // consistently: a peer may be rewriting its slots right now). The arena is the transport's: a call of
             // another communicator over it (the rendezvous's own barrier, say) numbers its calls apart
-            FrameHeader published = a == null ? null : a.publishedSignature(p);
+            int in = hostArena != null ? indexOf(p) : p;
+            FrameHeader published = a == null || in < 0 ? null : a.publishedSignature(in);
             String[] differs = published == null || published.sequence() != signature.sequence()
                     || published.stream() != stream ? null : signature.firstDifference(published);
             if (differs != null) {
