@@ -88,6 +88,31 @@ public final class Rendezvous {
         }
     }
 
+    /**
+     * Rank 0, across hosts: warns when its tuning file has no figures of the links across hosts
+     * ({@code inter_host}, {@code intra_host}), as a file written by {@code jccl tune --hosts} before session 23
+     * (which named them {@code tcp} and {@code shm}), so that AUTO prices them with the built-in figures.
+     */
+    private static void warnIfNotTunedAcrossHosts(java.nio.file.Path file, Transport transport) {
+        if (transport.hostArena() == null || !java.nio.file.Files.isRegularFile(file)) {
+            return;
+        }
+        java.util.Properties p = new java.util.Properties();
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(file)) {
+            p.load(in);
+        } catch (java.io.IOException e) {
+            return; // CostModel.load has read it already; nothing to add
+        }
+        String inter = io.jccl.pipeline.CostModel.INTER_HOST + ".link.beta_us_per_byte";
+        String intra = io.jccl.pipeline.CostModel.INTRA_HOST + ".link.beta_us_per_byte";
+        if (p.getProperty(inter) == null || p.getProperty(intra) == null) {
+            LOG.warn("rank 0: the tuning file {} has no {} or no {} figures, so AUTO prices the links between and "
+                    + "within hosts with the built-in ones (jccl tune --hosts writes them; before session 23 it wrote "
+                    + "tcp and shm, one host's names)", file, io.jccl.pipeline.CostModel.INTER_HOST,
+                    io.jccl.pipeline.CostModel.INTRA_HOST);
+        }
+    }
+
     private static ShmTransport connectShm(int rank, int size, Store store, JcclSettings settings,
                                            Duration timeout) {
         return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
@@ -418,6 +443,7 @@ public final class Rendezvous {
                     store.setString("tune/source", java.nio.file.Files.isRegularFile(settings.tuneFile())
                             ? "rank 0's " + settings.tuneFile() : "defaults (rank 0 has no " + settings.tuneFile() + ")");
                     store.setString("tune", io.jccl.pipeline.CostModel.load(settings.tuneFile()).toText());
+                    warnIfNotTunedAcrossHosts(settings.tuneFile(), transport);
                 }
                 config = config.withTuneParameters(store.getString("tune", timeout));
                 tuneSource = store.getString("tune/source", timeout);
