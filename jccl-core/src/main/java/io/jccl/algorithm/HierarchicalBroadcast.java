@@ -89,11 +89,9 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
                 io.jccl.buffer.Buf piece = data.slice(start, m);
                 long round = SharedRounds.begin(host, a);
                 int half = (int) (round & 1);
-                if (onRail) {
-                    if (hosts > 1) {
-                        BinomialTreeBroadcast.tree(call.subgroup(rail, firstStep + 2 + k * treeSteps), piece,
-                                railOrder, 0);
-                    }
+                if (onRail) { // several hosts: the algorithm's unsupported() holds it
+                    BinomialTreeBroadcast.tree(call.subgroup(rail, firstStep + 2 + k * treeSteps), piece, railOrder,
+                            0);
                     a.put(half, 0, piece);
                 }
                 host.arriveEagerly(a, round, rootLocal);

@@ -58,21 +58,20 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
             withinThroughArena(call, at, input, work, c, operands.reduceOp());
             HostLayout.ringOfGroups(call.subgroup(at.rail, l), work, railGroups, c, operands.reduceOp(), 1,
                     "across hosts");
-            work.copyTo(r * c, output, 0, c);
-            call.releaseScratch(work);
-            return;
+        } else {
+            // piece j of every block is reduced across the hosts while the host reduces piece j + 1 (one: no
+            // pipeline)
+            int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
+            int perChunk = l - 1 + hosts - 1;
+            HostPipeline.run(call, chunks, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk), work,
+                    input, HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(),
+                    1, "within the host"), j -> {
+                        CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk + l - 1);
+                        HostLayout.ringOfGroups(rail, work, HostLayout.shift(railGroups, pieces[j]),
+                                pieces[j + 1] - pieces[j], operands.reduceOp(), 1, "across hosts");
+                        return rail;
+                    }, null);
         }
-        // piece j of every block is reduced across the hosts while the host reduces piece j + 1 (one: no pipeline)
-        int[] pieces = HierarchicalAllReduce.evenBounds(c, chunks);
-        int perChunk = l - 1 + hosts - 1;
-        HostPipeline.run(call, chunks, j -> HostLayout.ringOfGroups(call.subgroup(at.local, j * perChunk), work,
-                input, HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(), 1,
-                "within the host"), j -> {
-                    CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk + l - 1);
-                    HostLayout.ringOfGroups(rail, work, HostLayout.shift(railGroups, pieces[j]),
-                            pieces[j + 1] - pieces[j], operands.reduceOp(), 1, "across hosts");
-                    return rail;
-                }, null);
         work.copyTo(r * c, output, 0, c);
         call.releaseScratch(work);
     }
