@@ -41,7 +41,8 @@ public final class AlgorithmSelector {
 
     /**
      * The selector of a communicator with {@code topology}. For a transport of two parts ({@code shm+tcp}, a
-     * communicator across hosts), messages cost {@link CostModel#INTER_HOST}'s parameters,
+     * communicator across hosts), messages cost {@link CostModel#INTER_HOST}'s parameters ({@link CostModel#INTRA_HOST}'s
+     * in a sub-group whose ranks are all on one host),
      * {@link CostModel#INTRA_HOST}'s give {@link Topology#intraHost}, and the arena costs the first part's (each
      * host's arena, {@link Topology#hostArenaBytes}).
      */
@@ -54,7 +55,10 @@ public final class AlgorithmSelector {
         String name = topology.transport();
         int plus = name.indexOf('+');
         boolean acrossHosts = plus >= 0;
-        this.messages = LinkCost.of(model.link(acrossHosts ? CostModel.INTER_HOST : name));
+        // a sub-group of such a communicator whose ranks are all on one host sends only within it
+        boolean oneHost = topology.hostOf() != null && topology.hosts() == 1;
+        this.messages = LinkCost.of(model.link(!acrossHosts ? name
+                : oneHost ? CostModel.INTRA_HOST : CostModel.INTER_HOST));
         // across hosts, the arena is each host's: the local transport's ({@code shm} of {@code shm+tcp})
         this.arena = LinkCost.of(model.arena(acrossHosts ? name.substring(0, plus) : name));
         this.topology = acrossHosts ? topology.withIntraHost(LinkCost.of(model.link(CostModel.INTRA_HOST))) : topology;

@@ -573,6 +573,14 @@ class HierarchicalAllReduceTest {
         for (long bytes : new long[] {(64 << 10) + 4, 1 << 20, 64 << 20}) {
             assertEquals(Algorithm.HIERARCHICAL, arenas.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
         }
+        // a sub-group of such a job on one host (a split) sends within it alone: intra_host prices its messages
+        Topology splitOnOneHost = new Topology(2, "shm+tcp", true, false, 0, new int[] {0, 0}, null);
+        double ring = new AlgorithmSelector(CostModel.defaults(), splitOnOneHost)
+                .predictMicros(OpType.ALL_REDUCE, Algorithm.RING, 1 << 20);
+        assertEquals(ring, new AlgorithmSelector(CostModel.defaults().with(CostModel.INTER_HOST, "link", 900, 1),
+                splitOnOneHost).predictMicros(OpType.ALL_REDUCE, Algorithm.RING, 1 << 20), 0);
+        assertTrue(ring < new AlgorithmSelector(CostModel.defaults().with(CostModel.INTRA_HOST, "link", 900, 1),
+                splitOnOneHost).predictMicros(OpType.ALL_REDUCE, Algorithm.RING, 1 << 20));
         // one host's built-in figures in their place, as before: the flat ring
         double[] tcp = CostModel.defaults().link("tcp");
         double[] shm = CostModel.defaults().link("shm");
