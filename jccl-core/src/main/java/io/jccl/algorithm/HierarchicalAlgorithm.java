@@ -30,21 +30,13 @@ abstract class HierarchicalAlgorithm implements CollectiveAlgorithm {
 
     /**
      * Whether a call's phases within a host can go through the host's shared arena ({@link io.jccl.step.CollectiveCall#hostArena}):
-     * the transport has one, each exchange buffer holds at least {@code elementsPerRound} elements of {@code b}'s
-     * type (one per block of a round), and no operand lies outside the Java heap (the arenas copy to and from
-     * arrays; a direct buffer's call goes through messages instead). The same on every rank: the hosts' arenas have
-     * rank 0's size, and the operands' kind is the call's.
+     * the transport has one and each exchange buffer holds at least {@code elementsPerRound} elements of the
+     * call's type (one per block of a round). It depends on nothing a rank chooses alone, so it is the same on every
+     * rank: the hosts' arenas have rank 0's size, and the arenas copy arrays and direct buffers alike (one rank's
+     * tensor over memory and another's array in the same call take the same path).
      */
-    static boolean throughHostArena(io.jccl.step.CollectiveCall call, int elementsPerRound, io.jccl.buffer.Buf... operands) {
+    static boolean throughHostArena(io.jccl.step.CollectiveCall call, int elementsPerRound, io.jccl.buffer.Buf operand) {
         io.jccl.transport.SharedArena a = call.hostArena();
-        if (a == null || a.bufferBytes() / operands[0].dtype().sizeBytes() < elementsPerRound) {
-            return false;
-        }
-        for (io.jccl.buffer.Buf b : operands) {
-            if (b.isMemory()) {
-                return false;
-            }
-        }
-        return true;
+        return a != null && a.bufferBytes() / operand.dtype().sizeBytes() >= elementsPerRound;
     }
 }

@@ -51,7 +51,7 @@ public final class HierarchicalAllGather extends HierarchicalAlgorithm {
             }
         }
         int chunks = HostPipeline.chunks(call, output.byteSize(), c);
-        if (chunks == 1 && l > 1 && throughHostArena(call, hosts, input, output)) {
+        if (chunks == 1 && l > 1 && throughHostArena(call, hosts, input)) {
             CollectiveCall rail = call.subgroup(at.rail, 0);
             HostLayout.ringOfGroups(rail, output, railBlocks, c, null, 0, "across hosts");
             withinThroughArena(call, at, output, c, hosts - 1);

@@ -54,7 +54,7 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
             railGroups[h] = new int[] {at.rail[h] * c};
         }
         int chunks = HostPipeline.chunks(call, work.byteSize(), c);
-        if (chunks == 1 && l > 1 && throughHostArena(call, hosts * l, input, output)) {
+        if (chunks == 1 && l > 1 && throughHostArena(call, hosts * l, input)) {
             withinThroughArena(call, at, input, work, c, operands.reduceOp());
             HostLayout.ringOfGroups(call.subgroup(at.rail, l), work, railGroups, c, operands.reduceOp(), 1,
                     "across hosts");

@@ -384,42 +384,117 @@ class HierarchicalAllReduceTest {
     }
 
     /**
-     * Tensors over direct buffers, where hosts have arenas (which copy to and from arrays): the hierarchical
-     * collectives take the messages within a host instead, with the same results.
+     * Tensors over direct buffers (what {@code Communicator.allocate} gives across hosts), where hosts have arenas:
+     * the four hierarchical collectives take the hosts' arenas as arrays do, with the same bits and the same
+     * traffic; and where some ranks pass direct buffers and others arrays in the same calls (a correct program),
+     * every rank takes the same path and gets the same bits. Before the arenas copied direct buffers, such calls
+     * went through messages within a host on the ranks with direct buffers and through the arena on the others,
+     * and waited on each other until the deadline.
      */
-    @Test
-    void directBuffersGoThroughMessagesWithinAHost() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"direct", "mixed"})
+    void directBuffersGoThroughTheHostArenasAsArraysDo(String kind) throws Exception {
         int[] hostOf = {0, 0, 1, 1};
         int p = hostOf.length;
-        int n = 100_000; // 400 KB: through the hosts' arenas were the buffers arrays
-        List<float[]> got = run(hostOf, c -> {
-            java.nio.ByteBuffer all = java.nio.ByteBuffer.allocateDirect(4 * n * p).order(java.nio.ByteOrder.nativeOrder());
-            java.nio.ByteBuffer mine = java.nio.ByteBuffer.allocateDirect(4 * n).order(java.nio.ByteOrder.nativeOrder());
-            for (int i = 0; i < n; i++) {
-                mine.putFloat(4 * i, c.rank() * 1000 + i % 1000);
-            }
-            c.allReduce(Tensor.of(mine, DataType.FLOAT32), ReduceOp.SUM, HIER); // sum(r) 1000 + p (i % 1000)
-            c.allGather(Tensor.of(mine, DataType.FLOAT32), Tensor.of(all, DataType.FLOAT32), HIER);
-            c.reduceScatter(Tensor.of(all, DataType.FLOAT32), Tensor.of(mine, DataType.FLOAT32), ReduceOp.SUM, HIER);
-            if (c.rank() != 1) {
-                all.putFloat(0, -1);
-            }
-            c.broadcast(Tensor.of(all, DataType.FLOAT32), 1, HIER);
-            float[] out = new float[2 * n];
-            for (int i = 0; i < n; i++) {
-                out[i] = mine.getFloat(4 * i);
-                out[n + i] = all.getFloat(4 * i);
-            }
-            return out;
-        });
-        float sumOfRanks = 1000f * p * (p - 1) / 2;
+        int n = 100_000; // 400 KB: many rounds of the hosts' 64 KiB arenas, not pipelined
+        List<float[]> arrays = run(hostOf, c -> fourCollectives(c, n, false));
+        List<float[]> other = run(hostOf, c -> fourCollectives(c, n, kind.equals("direct") || c.rank() % 2 == 0));
         for (int r = 0; r < p; r++) {
-            for (int i = 0; i < n; i++) {
-                float allReduced = sumOfRanks + p * (i % 1000);
-                assertEquals(p * allReduced, got.get(r)[i], 0f, "reduce_scatter, rank " + r + ", element " + i);
-                assertEquals(allReduced, got.get(r)[n + i], 0f, "allreduce, allgather, broadcast, rank " + r);
+            assertEquals(8, other.get(r).length - 4 * n, "counters of rank " + r);
+            for (int i = 0; i < other.get(r).length; i++) {
+                if (Float.floatToRawIntBits(arrays.get(r)[i]) != Float.floatToRawIntBits(other.get(r)[i])) {
+                    assertEquals(arrays.get(r)[i], other.get(r)[i], 0f, kind + ", rank " + r + ", element " + i
+                            + (i >= 4 * n ? " (the counters: messages then bytes sent, by collective)" : ""));
+                }
             }
         }
+        float[] r0 = arrays.get(0);
+        for (int r = 1; r < p; r++) { // identical bits on every rank: allreduce, allgather and broadcast
+            for (int i = 0; i < n; i++) {
+                assertEquals(Float.floatToRawIntBits(r0[i]), Float.floatToRawIntBits(arrays.get(r)[i]), "rank " + r);
+                assertEquals(Float.floatToRawIntBits(r0[2 * n + i]),
+                        Float.floatToRawIntBits(arrays.get(r)[2 * n + i]), "rank " + r);
+            }
+        }
+        Random check = new Random(7);
+        float[][] in = new float[p][n];
+        for (int r = 0; r < p; r++) {
+            for (int i = 0; i < n; i++) {
+                in[r][i] = (float) new Random(r * 1_000_003L + i).nextGaussian();
+            }
+        }
+        for (int k = 0; k < 200; k++) { // sums within float rounding of the exact ones
+            int i = check.nextInt(n);
+            double exact = 0;
+            for (int r = 0; r < p; r++) {
+                exact += in[r][i];
+            }
+            assertEquals(exact, r0[i], 1e-5, "allreduce element " + i);
+        }
+    }
+
+    /**
+     * Rank {@code c}'s allreduce, allgather, reduce_scatter and broadcast (root 1) of {@code n} Gaussian floats
+     * through HIERARCHICAL, over direct buffers or arrays: its allreduce result, its reduce_scatter block, the
+     * broadcast gather, then the messages and bytes it sent by collective.
+     */
+    private static float[] fourCollectives(Communicator c, int n, boolean direct) {
+        int p = c.size();
+        float[] values = new float[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = (float) new Random(c.rank() * 1_000_003L + i).nextGaussian();
+        }
+        Tensor mine = tensor(n, direct);
+        Tensor all = tensor(n * p, direct);
+        Tensor block = tensor(n, direct);
+        put(mine, values, 0);
+        c.allReduce(mine, ReduceOp.SUM, HIER);
+        c.allGather(mine, all, HIER);
+        float[] gathered = get(all, n * p);
+        c.reduceScatter(all, block, ReduceOp.SUM, HIER);
+        float[] scattered = get(block, n);
+        if (c.rank() != 1) {
+            put(all, new float[n * p], 0);
+        }
+        c.broadcast(all, 1, HIER);
+        float[] broadcast = get(all, n * p);
+        assertArrayEquals(gathered, broadcast, "broadcast of rank 1's allgather on rank " + c.rank());
+        float[] out = new float[4 * n + 8];
+        System.arraycopy(get(mine, n), 0, out, 0, n);
+        System.arraycopy(scattered, 0, out, n, n);
+        System.arraycopy(broadcast, 0, out, 2 * n, 2 * n); // the first two blocks
+        OpType[] ops = {OpType.ALL_REDUCE, OpType.ALL_GATHER, OpType.REDUCE_SCATTER, OpType.BROADCAST};
+        for (int k = 0; k < ops.length; k++) {
+            out[4 * n + k] = c.counters().get(ops[k], io.jccl.instrument.Counter.MESSAGES_SENT);
+            out[4 * n + 4 + k] = c.counters().get(ops[k], io.jccl.instrument.Counter.BYTES_SENT);
+        }
+        return out;
+    }
+
+    private static Tensor tensor(int n, boolean direct) {
+        if (!direct) {
+            return Tensor.of(new float[n]);
+        }
+        return Tensor.of(java.nio.ByteBuffer.allocateDirect(4 * n).order(java.nio.ByteOrder.nativeOrder()),
+                DataType.FLOAT32);
+    }
+
+    private static void put(Tensor t, float[] v, int at) {
+        if (t.isBuffer()) {
+            t.byteBuffer().asFloatBuffer().put(at, v);
+        } else {
+            System.arraycopy(v, 0, (float[]) t.array(), at, v.length);
+        }
+    }
+
+    private static float[] get(Tensor t, int n) {
+        float[] out = new float[n];
+        if (t.isBuffer()) {
+            t.byteBuffer().asFloatBuffer().get(0, out);
+        } else {
+            System.arraycopy((float[]) t.array(), 0, out, 0, n);
+        }
+        return out;
     }
 
     @ParameterizedTest(name = "hosts {0}")

@@ -125,7 +125,9 @@ final class LocalArena {
 
         @Override
         public void put(int half, int at, Buf src) {
-            if (half == EXPOSED) {
+            if (src.isMemory()) { // a direct buffer (a tensor over memory across hosts): through Buf's copies
+                src.copyTo(0, region(rank(), half, src.dtype(), at, src.count()), 0, src.count());
+            } else if (half == EXPOSED) {
                 Buf e = exposed.get(rank());
                 System.arraycopy(src.array(), src.offset(), e.array(), e.offset() + at, src.count());
             } else {
@@ -136,7 +138,9 @@ final class LocalArena {
         @Override
         public void get(int r, int half, int at, Buf dst, int to, int n) {
             dst.checkRange(to, n);
-            if (half == EXPOSED) {
+            if (dst.isMemory()) {
+                region(r, half, dst.dtype(), at, n).copyTo(0, dst, to, n);
+            } else if (half == EXPOSED) {
                 Buf e = exposed.get(r);
                 System.arraycopy(e.array(), e.offset() + at, dst.array(), dst.offset() + to, n);
             } else {
@@ -146,7 +150,9 @@ final class LocalArena {
 
         @Override
         public void reduce(int r, int half, int at, Buf acc, ReduceOp op) {
-            if (half == EXPOSED) {
+            if (acc.isMemory()) {
+                Reductions.reduce(op, acc, region(r, half, acc.dtype(), at, acc.count()));
+            } else if (half == EXPOSED) {
                 Buf e = exposed.get(r);
                 Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), e.array(), e.offset() + at,
                         acc.count());
@@ -154,6 +160,14 @@ final class LocalArena {
                 Reductions.reduce(acc.dtype(), op, acc.array(), acc.offset(), array(r, half, acc.dtype()), at,
                         acc.count());
             }
+        }
+
+        /** Elements {@code [at, at + n)} of rank {@code r}'s buffer {@code half} (or its exposed buffer) as a Buf. */
+        private Buf region(int r, int half, DataType dt, int at, int n) {
+            if (half == EXPOSED) {
+                return exposed.get(r).slice(at, n);
+            }
+            return new Buf(dt, array(r, half, dt), at, n);
         }
 
         @Override

@@ -217,19 +217,19 @@ final class ShmArena extends AbstractArena {
     public void put(int half, int at, Buf src) {
         DataType dt = src.dtype();
         int to = offset(rank(), half, at, src.count(), dt);
-        if (dt == DataType.FLOAT32 && src.count() <= COPY_PIECE / 4) { // the common small case: no view per call
+        boolean array = !src.isMemory(); // a direct buffer (a tensor over memory across hosts) goes by views
+        if (array && dt == DataType.FLOAT32 && src.count() <= COPY_PIECE / 4) { // the common small case: no view
             floats[rank()].put(to / 4, (float[]) src.array(), src.offset(), src.count());
             return;
         }
-        if (dt == DataType.FLOAT64 && src.count() <= COPY_PIECE / 8) {
+        if (array && dt == DataType.FLOAT64 && src.count() <= COPY_PIECE / 8) {
             doubles[rank()].put(to / 8, (double[]) src.array(), src.offset(), src.count());
             return;
         }
         int piece = COPY_PIECE / dt.sizeBytes();
         for (int done = 0; done < src.count(); done += piece) {
             int m = Math.min(piece, src.count() - done);
-            new Buf(dt, src.array(), src.offset() + done, m).writeTo(view(rank(), to + done * dt.sizeBytes(),
-                    m * dt.sizeBytes()));
+            src.slice(done, m).writeTo(view(rank(), to + done * dt.sizeBytes(), m * dt.sizeBytes()));
         }
     }
 
@@ -238,19 +238,19 @@ final class ShmArena extends AbstractArena {
         dst.checkRange(to, n);
         DataType dt = dst.dtype();
         int from = offset(r, half, at, n, dt);
-        if (dt == DataType.FLOAT32 && n <= COPY_PIECE / 4) {
+        boolean array = !dst.isMemory();
+        if (array && dt == DataType.FLOAT32 && n <= COPY_PIECE / 4) {
             floats[r].get(from / 4, (float[]) dst.array(), dst.offset() + to, n);
             return;
         }
-        if (dt == DataType.FLOAT64 && n <= COPY_PIECE / 8) {
+        if (array && dt == DataType.FLOAT64 && n <= COPY_PIECE / 8) {
             doubles[r].get(from / 8, (double[]) dst.array(), dst.offset() + to, n);
             return;
         }
         int piece = COPY_PIECE / dt.sizeBytes();
         for (int done = 0; done < n; done += piece) {
             int m = Math.min(piece, n - done);
-            new Buf(dt, dst.array(), dst.offset() + to + done, m).readFrom(view(r, from + done * dt.sizeBytes(),
-                    m * dt.sizeBytes()));
+            dst.slice(to + done, m).readFrom(view(r, from + done * dt.sizeBytes(), m * dt.sizeBytes()));
         }
     }
 
@@ -266,7 +266,11 @@ final class ShmArena extends AbstractArena {
         for (int done = 0; done < acc.count(); done += chunk) {
             int n = Math.min(chunk, acc.count() - done);
             get(r, half, at + done, tmp, 0, n); // no view per chunk: nothing made per call
-            Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp.array(), 0, n);
+            if (acc.isMemory()) { // a direct buffer: Reductions stages it through its blocks
+                Reductions.reduce(op, acc.slice(done, n), tmp.slice(0, n));
+            } else {
+                Reductions.reduce(dt, op, acc.array(), acc.offset() + done, tmp.array(), 0, n);
+            }
         }
     }
 
