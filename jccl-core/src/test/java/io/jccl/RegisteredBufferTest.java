@@ -7,6 +7,7 @@ import io.jccl.reference.ReferenceModel;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.ByteBuffer;
@@ -70,6 +71,52 @@ class RegisteredBufferTest {
             for (int r = 0; r < world; r++) {
                 assertNull(out.get(r).error, String.valueOf(out.get(r).error));
                 assertTrue(out.get(r).value, "rank " + r + " " + dtype + " " + op);
+            }
+        }
+    }
+
+    /**
+     * A correct program may pass a buffer from {@code allocate} on some ranks and an array on others in the same
+     * call: the shared-memory allreduce must give every rank the rank-order result, whichever way each rank's
+     * tensor is read.
+     */
+    @ParameterizedTest(name = "registered on ranks {0}, {1} elements")
+    @CsvSource({"0, 20011", "'1,2,3', 20011", "'0,2', 20011", "'1,3', 1100003"}) // 1,100,003: 2 rounds of 4 MiB
+    void registeredBuffersOnSomeRanksAndArraysOnOthersShouldAgree(String registeredRanks, int count)
+            throws Exception {
+        int world = 4;
+        java.util.Set<Integer> onRanks = new java.util.HashSet<>();
+        for (String r : registeredRanks.split(",")) {
+            onRanks.add(Integer.parseInt(r.trim()));
+        }
+        DataType dtype = DataType.FLOAT32;
+        for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MAX}) {
+            List<Buf> in = new ArrayList<>();
+            for (int r = 0; r < world; r++) {
+                in.add(InputGenerator.generate(dtype, op, count, 13, r));
+            }
+            Buf expected = ReferenceModel.allReduceInRankOrder(in, op);
+            List<RankHarness.Outcome<Boolean>> out = RankHarness.run(TransportKind.SHM, world, Duration.ofSeconds(30),
+                    Algorithm.SHARED_MEMORY, comm -> {
+                        boolean registered = onRanks.contains(comm.rank());
+                        Tensor t = registered ? comm.allocate(dtype, count) : Tensor.of(new float[count]);
+                        boolean ok = true;
+                        for (int i = 0; i < 3; i++) {
+                            Buf mine = in.get(comm.rank());
+                            if (registered) {
+                                fill(t, mine);
+                            } else {
+                                mine.copyTo(new Buf(dtype, t.array(), 0, count), 0);
+                            }
+                            comm.allReduce(t, op);
+                            Buf got = registered ? read(t) : new Buf(dtype, t.array(), 0, count);
+                            ok &= Bufs.bitEqual(got, expected);
+                        }
+                        return ok;
+                    });
+            for (int r = 0; r < world; r++) {
+                assertNull(out.get(r).error, String.valueOf(out.get(r).error));
+                assertTrue(out.get(r).value, "rank " + r + " " + op + ": not the rank-order result");
             }
         }
     }

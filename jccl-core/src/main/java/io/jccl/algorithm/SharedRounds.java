@@ -87,7 +87,7 @@ final class SharedRounds {
      * The first synchronisation of an in-place call: exposes {@code mine} (unless null: a registered buffer the
      * caller exposed) and arrives; returns the call's round.
      */
-    private static long arriveExposed(CollectiveCall call, SharedArena a, Buf mine) {
+    static long arriveExposed(CollectiveCall call, SharedArena a, Buf mine) {
         long round = begin(call, a);
         if (mine != null) {
             a.expose(mine);
@@ -97,7 +97,7 @@ final class SharedRounds {
     }
 
     /** The last synchronisation of an in-place call: every rank is done reading every exposed buffer. */
-    private static void leave(CollectiveCall call, SharedArena a, long round) {
+    static void leave(CollectiveCall call, SharedArena a, long round) {
         a.publish(SharedArena.LEFT, round);
         call.step(9, "shared-memory leave");
         call.awaitArena(a, SharedArena.LEFT, round);

@@ -96,6 +96,21 @@ public interface SharedArena {
      */
     boolean exposeRegistered(io.jccl.Tensor t);
 
+    /**
+     * Tells the peers that this rank's buffer from {@link #exposeRegistered} is its input to the call whose round is
+     * {@code round}; before it arrives there. A no-op where {@link #exposeRegistered} never exposes.
+     */
+    default void markExposed(long round) {
+    }
+
+    /**
+     * Whether rank {@code r} arrived at {@code round} with a registered buffer exposed ({@link #markExposed}) rather
+     * than its input in its exchange buffer; read after every rank arrived there.
+     */
+    default boolean exposedFor(int r, long round) {
+        return false;
+    }
+
     /** Copies elements {@code [at, at + n)} of rank {@code r}'s exposed buffer into this rank's exposed buffer. */
     void copyExposed(int r, int at, int n, io.jccl.DataType dtype);
 

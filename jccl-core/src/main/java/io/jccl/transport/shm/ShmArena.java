@@ -192,6 +192,18 @@ final class ShmArena extends AbstractArena {
     }
 
     @Override
+    public void markExposed(long round) {
+        ensureOpen();
+        memory[rank()].putLong(exposedRoundOffset(), round); // published by the release store of ARRIVED
+    }
+
+    @Override
+    public boolean exposedFor(int r, long round) {
+        ensureOpen();
+        return memory[r].getLong(exposedRoundOffset()) == round; // after the acquire load of r's ARRIVED
+    }
+
+    @Override
     public void copyExposed(int r, int at, int n, DataType dtype) {
         int from = offset(r, EXPOSED, at, n, dtype);
         int to = offset(rank(), EXPOSED, at, n, dtype);

@@ -46,7 +46,8 @@ package io.jccl.transport.shm;
  * |   control block: unused (zero)                       + pad    | 1024  (CONTROL_OFFSET)
  * |                  counter REDUCED (64-bit, release)  + pad     | 1088  (one 64-byte line each)
  * |                  counter LEFT    (64-bit, release)  + pad     | 1152
- * |                  exposed offset  (64-bit)           + pad     | 1216  (into the registered region)
+ * |                  exposed offset  (64-bit)                     | 1216  (into the registered region)
+ * |                  exposed round   (64-bit)           + pad     | 1224  (the round it was exposed for)
  * +---------------------------------------------------------------+
  * |                    zero up to HEADER_LENGTH                   |
  * +---------------------------------------------------------------+
@@ -132,12 +133,13 @@ package io.jccl.transport.shm;
  * fills a buffer and its round line's signature, then publishes a counter (for ARRIVED: the round line's stamp)
  * with a release store; a peer reads the counter with an acquire load before it reads the buffer. Counters only
  * grow (see {@link io.jccl.transport.SharedArena}). For a collective on a registered buffer the owner writes the
- * buffer's offset in its registered region to "exposed offset" before it publishes ARRIVED, and peers read that
- * buffer in place.
+ * buffer's offset in its registered region to "exposed offset" and the call's round to "exposed round" before it
+ * publishes ARRIVED, and peers read that buffer in place; a peer that passed an array (whose "exposed round" is
+ * not the call's) tells them to take the call's exchange buffers instead (version 5 added "exposed round").
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;
-    public static final int VERSION = 4;
+    public static final int VERSION = 5;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -203,6 +205,11 @@ public final class ShmSegmentDescriptor {
     /** Offset of the exposed-offset word in the control block. */
     public static int exposedOffsetOffset() {
         return CONTROL_OFFSET + io.jccl.transport.SharedArena.COUNTERS * LINE;
+    }
+
+    /** Offset of the exposed-round word in the control block, after the exposed offset in the same line. */
+    public static int exposedRoundOffset() {
+        return exposedOffsetOffset() + 8;
     }
 
     /**
