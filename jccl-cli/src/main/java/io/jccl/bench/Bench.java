@@ -89,9 +89,20 @@ public final class Bench {
         public final double cpuSecondsPerOp;
         /** Median time of the in-place variant (allgather, reduce_scatter), NaN where the op has none. */
         public final double inPlaceUs;
+        /**
+         * Where the row is the median of several runs ({@link #medianOfRuns}): each run's median time, in the order
+         * they ran; else null.
+         */
+        public final double[] runsUs;
 
         public Row(OpType op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
                    double cpuSecondsPerOp, double inPlaceUs) {
+            this(op, algorithm, bytes, count, world, medianUs, wrong, cpuSecondsPerOp, inPlaceUs, null);
+        }
+
+        public Row(OpType op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
+                   double cpuSecondsPerOp, double inPlaceUs, double[] runsUs) {
+            this.runsUs = runsUs;
             this.inPlaceUs = inPlaceUs;
             this.op = op;
             this.algorithm = algorithm;
@@ -329,6 +340,60 @@ public final class Bench {
      * one run the same code differs by the run's noise), AUTO's choice and the best algorithm, e.g.
      * {@code "#        65536  1.26  AUTO:RING, best BRUCK 179.12 us"}. No lines without both kinds of rows.
      */
+    /**
+     * Several runs of one algorithm's rows (the same sizes, in the same order) as one row per size: the median of the
+     * runs' median times (and of their in-place times and CPU), the wrong results of all runs, each run's time kept
+     * in {@link Row#runsUs}. The algorithm is the first run's (AUTO's choice is the cost model's, the same in every
+     * run).
+     */
+    public static List<Row> medianOfRuns(List<List<Row>> runs) {
+        List<Row> first = runs.get(0);
+        if (runs.size() == 1) {
+            return first;
+        }
+        List<Row> out = new ArrayList<>();
+        for (int i = 0; i < first.size(); i++) {
+            double[] t = new double[runs.size()];
+            double[] inPlace = new double[runs.size()];
+            double[] cpu = new double[runs.size()];
+            long wrong = 0;
+            for (int k = 0; k < runs.size(); k++) {
+                Row r = runs.get(k).get(i);
+                if (r.bytes != first.get(i).bytes) {
+                    throw new IllegalArgumentException("runs of different sizes: " + r.bytes + " and "
+                            + first.get(i).bytes);
+                }
+                t[k] = r.medianUs;
+                inPlace[k] = r.inPlaceUs;
+                cpu[k] = r.cpuSecondsPerOp;
+                wrong += r.wrong;
+            }
+            Row f = first.get(i);
+            out.add(new Row(f.op, f.algorithm, f.bytes, f.count, f.world, median(t), wrong, median(cpu),
+                    Double.isNaN(f.inPlaceUs) ? Double.NaN : median(inPlace), t));
+        }
+        return out;
+    }
+
+    /** Each size's median over several runs of a peer's times (the same sizes in each). */
+    public static double[] medianOfRuns(double[][] runs) {
+        double[] out = new double[runs[0].length];
+        for (int i = 0; i < out.length; i++) {
+            double[] t = new double[runs.length];
+            for (int k = 0; k < runs.length; k++) {
+                t[k] = runs[k][i];
+            }
+            out[i] = median(t);
+        }
+        return out;
+    }
+
+    /**
+     * By size: AUTO's time over the fastest explicit row's, AUTO's choice and the fastest row's algorithm; where
+     * AUTO chose another algorithm than the fastest and that algorithm has an explicit row, that row's time over
+     * the fastest too (how far the choice itself is from the best, AUTO's row and its choice's row measuring the
+     * same code at different moments).
+     */
     public static List<String> autoAgainstBest(List<Row> auto, List<List<Row>> explicit) {
         List<String> lines = new ArrayList<>();
         if (auto == null || explicit.isEmpty()) {
@@ -346,8 +411,16 @@ public final class Bench {
                     best = r;
                 }
             }
-            lines.add(String.format(Locale.ROOT, "# %12d %5.2f  %s, best %s %.2f us", auto.get(i).bytes,
-                    auto.get(i).medianUs / best.medianUs, auto.get(i).algorithm, best.algorithm, best.medianUs));
+            String chosen = auto.get(i).algorithm.replaceFirst("^AUTO:", "");
+            String own = "";
+            for (List<Row> rows : explicit) {
+                Row r = rows.get(i);
+                if (r != best && r.algorithm.equals(chosen)) {
+                    own = String.format(Locale.ROOT, "; %s's row %.2f", chosen, r.medianUs / best.medianUs);
+                }
+            }
+            lines.add(String.format(Locale.ROOT, "# %12d %5.2f  %s, best %s %.2f us%s", auto.get(i).bytes,
+                    auto.get(i).medianUs / best.medianUs, auto.get(i).algorithm, best.algorithm, best.medianUs, own));
         }
         return lines;
     }

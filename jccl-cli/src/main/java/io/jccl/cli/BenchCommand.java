@@ -104,6 +104,12 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
     double scale;
 
+    @Option(names = "--rounds", defaultValue = "1", description = "Runs of every row, interleaved (round k starts "
+            + "k places further along the list of peers and algorithms), each row showing the median of its runs' "
+            + "medians (--json keeps every run's): on a noisy machine, rows compared in one table then share its "
+            + "phases (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
     @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo (torch's, via "
             + "/usr/bin/python3), mpi (Open MPI: mpicc and mpirun on the PATH).")
     List<String> compare;
@@ -137,6 +143,7 @@ public final class BenchCommand implements Callable<Integer> {
         Options.atLeast(spec, "--ranks", ranks, 1);
         Options.atLeast(spec, "--hosts", hosts, 1);
         Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
+        Options.atLeast(spec, "--rounds", rounds, 1);
         if (!(scale > 0)) {
             throw Options.usage(spec, "Invalid value for option '--scale': " + scale + " (it must be above 0)");
         }
@@ -180,7 +187,8 @@ public final class BenchCommand implements Callable<Integer> {
                 + "links %s; shm within a host, tcp between)", hosts, ranksPerHost, link == null ? "unlimited" : link)
                 : transport.equals("threads") ? "threads" : transport + " processes";
         out.printf(Locale.ROOT, "# jccl bench: %d ranks as %s, float32, SUM, method: barrier, op; max over ranks; "
-                + "median over iterations%n", ranks, where);
+                + "median over iterations%s%n", ranks, where, rounds == 1 ? "" : String.format(Locale.ROOT,
+                "; median of %d interleaved runs", rounds));
         Map<String, List<Bench.Row>> series = new LinkedHashMap<>();
         Map<String, Map<String, double[]>> peers = new LinkedHashMap<>();
         List<String> peerNames = compare == null ? List.of() : compare;
@@ -200,16 +208,39 @@ public final class BenchCommand implements Callable<Integer> {
                 chosen.add(Algorithm.AUTO);
             }
             plan.put(op, chosen);
-            stepsTotal += chosen.size() + peerNames.size();
+            stepsTotal += (chosen.size() + peerNames.size()) * rounds;
         }
         boolean ok = true;
         for (OpType op : opTypes) {
             StringBuilder head = new StringBuilder();
             for (String peer : peerNames) {
-                progress.update(stepsDone, stepsTotal, peer + " " + Bench.label(op));
-                peers.get(peer).put(Bench.label(op), peer.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
-                progress.step(++stepsDone, stepsTotal, peer + " " + Bench.label(op) + " measured");
                 head.append(String.format(" %12s %10s", peer + "(us)", peer + "/jccl"));
+            }
+            // peers and algorithms, each run once a round, round k starting k places further along
+            List<Object> items = new ArrayList<>(peerNames);
+            items.addAll(plan.get(op));
+            Map<Object, List<Object>> runs = new LinkedHashMap<>();
+            for (Object item : items) {
+                runs.put(item, new ArrayList<>());
+            }
+            for (int k = 0; k < rounds; k++) {
+                for (int j = 0; j < items.size(); j++) {
+                    Object item = items.get((j + k) % items.size());
+                    String what = (item instanceof String ? item + " " + Bench.label(op) : Bench.label(op) + " "
+                            + item) + (rounds == 1 ? "" : ", round " + (k + 1) + " of " + rounds);
+                    progress.update(stepsDone, stepsTotal, what);
+                    int done = stepsDone;
+                    if (item instanceof String) {
+                        runs.get(item).add(item.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
+                    } else {
+                        runs.get(item).add(measure(op, (Algorithm) item, bytes, b -> progress.update(done, stepsTotal,
+                                what + ", " + b + " bytes measured")));
+                    }
+                    progress.step(++stepsDone, stepsTotal, what + " measured");
+                }
+            }
+            for (String peer : peerNames) {
+                peers.get(peer).put(Bench.label(op), Bench.medianOfRuns(runs.get(peer).toArray(new double[0][])));
             }
             progress.clear();
             out.println();
@@ -219,13 +250,13 @@ public final class BenchCommand implements Callable<Integer> {
             List<Bench.Row> autoRows = null;
             List<List<Bench.Row>> explicitRows = new ArrayList<>();
             for (Algorithm algorithm : plan.get(op)) {
-                String what = Bench.label(op) + " " + algorithm;
-                progress.update(stepsDone, stepsTotal, what);
-                int done = stepsDone;
-                List<Bench.Row> rows = measure(op, algorithm, bytes, b -> progress.update(done, stepsTotal,
-                        what + ", " + b + " bytes measured"));
-                progress.step(++stepsDone, stepsTotal, what + " measured");
-                progress.clear();
+                List<List<Bench.Row>> measured = new ArrayList<>();
+                for (Object r : runs.get(algorithm)) {
+                    @SuppressWarnings("unchecked")
+                    List<Bench.Row> rows = (List<Bench.Row>) r;
+                    measured.add(rows);
+                }
+                List<Bench.Row> rows = Bench.medianOfRuns(measured);
                 series.put(Bench.label(op) + " " + rows.get(0).algorithm, rows);
                 if (algorithm == Algorithm.AUTO) {
                     autoRows = rows;
@@ -483,6 +514,12 @@ public final class BenchCommand implements Callable<Integer> {
                 n.put("cpuSecondsPerOpRank0", r.cpuSecondsPerOp);
                 if (!Double.isNaN(r.inPlaceUs)) {
                     n.put("inPlaceTimeUs", r.inPlaceUs);
+                }
+                if (r.runsUs != null) {
+                    ArrayNode each = n.putArray("runsTimeUs");
+                    for (double t : r.runsUs) {
+                        each.add(t);
+                    }
                 }
                 for (Map.Entry<String, Map<String, double[]>> p : peers.entrySet()) {
                     n.put(p.getKey() + "TimeUs", p.getValue().get(Bench.label(r.op))[i]);

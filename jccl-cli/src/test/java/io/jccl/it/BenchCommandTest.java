@@ -66,6 +66,26 @@ class BenchCommandTest {
     }
 
     @Test
+    void shouldRunEveryRowInInterleavedRoundsAndShowTheMedianOfTheirRuns(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("rows.json");
+        String out = run("bench", "--ranks", "2", "--algorithms", "auto,ring,tree", "--sizes", "4,1K", "--scale",
+                "0.02", "--rounds", "3", "--json", json.toString());
+        assertTrue(out.lines().findFirst().orElseThrow().endsWith("; median of 3 interleaved runs"), out);
+        JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
+        assertEquals(3 * 2, rows.size(), rows.toString());
+        for (JsonNode r : rows) {
+            JsonNode each = r.get("runsTimeUs");
+            assertEquals(3, each.size(), r.toString());
+            double[] t = {each.get(0).asDouble(), each.get(1).asDouble(), each.get(2).asDouble()};
+            java.util.Arrays.sort(t);
+            assertEquals(t[1], r.get("timeUs").asDouble(), 0, r.toString());
+            assertTrue(t[0] > 0, r.toString());
+        }
+        assertEquals(2, out.lines().filter(l -> l.matches("# +\\d+ +\\d+\\.\\d\\d  AUTO:\\w+, best \\w+ .*"))
+                .count(), out);
+    }
+
+    @Test
     void shouldMeasureGlooInTheSameRun() {
         String[] why = new String[1];
         // outside CI without torch this is reported as skipped; in CI torch is required and a missing one fails

@@ -1,0 +1,51 @@
+package io.jccl.bench;
+
+import io.jccl.OpType;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The bench's arithmetic on rows: medians of runs, AUTO against the best row. */
+class BenchTest {
+
+    private static Bench.Row row(String algorithm, long bytes, double us, long wrong, double inPlace) {
+        return new Bench.Row(OpType.ALL_GATHER, algorithm, bytes, bytes / 4, 2, us, wrong, us * 1e-6, inPlace);
+    }
+
+    @Test
+    void runsShouldBeCombinedSizeBySizeAsTheMedianOfTheirMedians() {
+        List<Bench.Row> combined = Bench.medianOfRuns(List.of(
+                List.of(row("RING", 4, 3.0, 0, 9.0), row("RING", 1024, 10.0, 0, 1.0)),
+                List.of(row("RING", 4, 1.0, 2, 7.0), row("RING", 1024, 30.0, 0, 3.0)),
+                List.of(row("RING", 4, 2.0, 0, 8.0), row("RING", 1024, 20.0, 1, 2.0))));
+        assertEquals(2, combined.size());
+        assertEquals(2.0, combined.get(0).medianUs, 0);
+        assertEquals(8.0, combined.get(0).inPlaceUs, 0);
+        assertEquals(2, combined.get(0).wrong); // every run's wrong results count
+        assertArrayEquals(new double[] {3.0, 1.0, 2.0}, combined.get(0).runsUs, 0); // in the order they ran
+        assertEquals(20.0, combined.get(1).medianUs, 0);
+        assertEquals(1, combined.get(1).wrong);
+        assertArrayEquals(new double[] {2.0, 5.0}, Bench.medianOfRuns(new double[][] {{1, 5}, {2, 4}, {3, 9}}), 0);
+    }
+
+    @Test
+    void autoAgainstTheBestRowShouldAlsoPriceItsChoicesOwnRow() {
+        List<Bench.Row> auto = List.of(row("AUTO:RING", 4, 12.0, 0, Double.NaN), row("AUTO:TREE", 1024, 5.0, 0,
+                Double.NaN));
+        List<List<Bench.Row>> explicit = List.of(
+                List.of(row("RING", 4, 15.0, 0, Double.NaN), row("RING", 1024, 4.0, 0, Double.NaN)),
+                List.of(row("TREE", 4, 10.0, 0, Double.NaN), row("TREE", 1024, 6.0, 0, Double.NaN)));
+        List<String> lines = Bench.autoAgainstBest(auto, explicit);
+        // 4 B: AUTO chose RING, TREE was fastest; RING's own row is 1.5x it
+        assertEquals("#            4  1.20  AUTO:RING, best TREE 10.00 us; RING's row 1.50", lines.get(0));
+        // 1 KiB: AUTO chose TREE, RING fastest
+        assertEquals("#         1024  1.25  AUTO:TREE, best RING 4.00 us; TREE's row 1.50", lines.get(1));
+        List<String> same = Bench.autoAgainstBest(List.of(row("AUTO:TREE", 4, 11.0, 0, Double.NaN)),
+                List.of(List.of(row("TREE", 4, 10.0, 0, Double.NaN))));
+        assertTrue(same.get(0).endsWith("AUTO:TREE, best TREE 10.00 us"), same.get(0)); // nothing more to say
+    }
+}
