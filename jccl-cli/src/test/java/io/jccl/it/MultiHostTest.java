@@ -95,6 +95,37 @@ class MultiHostTest {
     }
 
     /**
+     * Hosts of different sizes (4 ranks on host 0, 1 on host 1): the rank alone on its host had a plain TCP
+     * transport, priced the job with one host's {@code tcp} figures where the others used {@code inter_host}'s, and
+     * AUTO chose another algorithm there than on the other ranks (allreduce of 15-23 KB: TREE against RING;
+     * allgather of 7.7-9.6 KB: BRUCK against RING), so such calls failed with a mismatch. Every rank now has the
+     * same kind of transport and layout: the same choice everywhere, at every size, and exact results.
+     */
+    @Test
+    void shouldChooseAlikeOnHostsOfDifferentSizes() throws Exception {
+        try (TestBed bed = TestBed.up(2)) {
+            Map<Integer, Map<String, String>> env = bed.env(4, Map.of());
+            for (int r = 5; r < 8; r++) {
+                env.remove(r); // ranks 0-3 on host 0, rank 4 alone on host 1
+            }
+            try (ProcessJob job = ProcessJob.start(5, HierarchyWorker.class, List.of("auto-sweep"), env)) {
+                String algos = null;
+                for (int r = 0; r < 5; r++) {
+                    assertEquals(0, job.await(r, 150), job.dump());
+                    assertEquals("EXACT ok", job.line(r, "EXACT", 1), job.dump());
+                    assertEquals("TRANSPORT shm+tcp", job.line(r, "TRANSPORT", 1), job.dump());
+                    String mine = job.line(r, "ALGOS", 1);
+                    assertNotNull(mine, job.dump());
+                    if (algos == null) {
+                        algos = mine;
+                    }
+                    assertEquals(algos, mine, "rank " + r + " chose otherwise than rank 0");
+                }
+            }
+        }
+    }
+
+    /**
      * Hosts configured with arenas of different sizes ({@code JCCL_SHM_ARENA_BYTES} 1 MiB on host 1, the 4 MiB
      * default on host 0): the hierarchical allreduce cuts the pieces it sends between hosts by the arena's rounds,
      * and every host's arena takes rank 0's size, so a 4.4 MB allreduce through the hosts' arenas still agrees

@@ -20,6 +20,17 @@ package io.jccl.algorithm;
 public record Topology(int world, String transport, boolean subGroup, boolean arena, int arenaBytes, int[] hostOf,
                        LinkCost intraHost, int hostArenaBytes) {
 
+    /**
+     * The hosts' arena counts only where every host has as many ranks, the only layouts the hierarchical
+     * algorithms (its only users) run on: elsewhere a rank alone on its host has none while the others have one,
+     * and every rank must price the job alike.
+     */
+    public Topology {
+        if (ranksPerHost(hostOf) == 0) {
+            hostArenaBytes = 0;
+        }
+    }
+
     /** A communicator whose layout is unknown or on one host. */
     public Topology(int world, String transport, boolean subGroup, boolean arena, int arenaBytes) {
         this(world, transport, subGroup, arena, arenaBytes, null, null);
@@ -45,10 +56,18 @@ public record Topology(int world, String transport, boolean subGroup, boolean ar
 
     /** The ranks on each host when every host has as many, else 0; 1 when the layout is unknown. */
     public int ranksPerHost() {
+        return ranksPerHost(hostOf);
+    }
+
+    private static int ranksPerHost(int[] hostOf) {
         if (hostOf == null) {
             return 1;
         }
-        int[] n = new int[hosts()];
+        int hosts = 0;
+        for (int h : hostOf) {
+            hosts = Math.max(hosts, h + 1);
+        }
+        int[] n = new int[hosts];
         for (int h : hostOf) {
             n[h]++;
         }

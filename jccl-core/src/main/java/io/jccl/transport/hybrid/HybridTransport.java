@@ -16,6 +16,10 @@ import io.jccl.transport.Transport;
  * {@link #WATCH_SLICE_NANOS}. There is no shared arena of all ranks (the shared-memory algorithms need every rank
  * on one host); the local transport's arena is this host's ({@link #hostArena}), which the hierarchical algorithms'
  * phases within a host use.
+ *
+ * <p>A rank alone on its host in a job whose other hosts hold several ranks ({@link #alone}) has no local
+ * transport; it is still a transport of this kind, so that it lays out and prices the job as its peers do (AUTO's
+ * choice must be the same on every rank).
  */
 public final class HybridTransport implements Transport {
     /** How often a wait on one transport looks at the other's aborts. */
@@ -23,7 +27,10 @@ public final class HybridTransport implements Transport {
 
     private final int rank;
     private final int size;
+    /** Null for a rank alone on its host ({@link #alone}). */
     private final Transport local;
+    /** The local transport's name: that of the other hosts' for a rank alone on its host. */
+    private final String localName;
     private final Transport remote;
     /** World rank of each local rank. */
     private final int[] members;
@@ -39,6 +46,22 @@ public final class HybridTransport implements Transport {
      * @param hostOf  the host of every world rank (see {@link Transport#hostOf}); the members' must be this rank's
      */
     public HybridTransport(int rank, int size, int[] members, Transport local, Transport remote, int[] hostOf) {
+        this(rank, size, members, local, local.name(), remote, hostOf);
+    }
+
+    /**
+     * Rank {@code remote.rank()} alone on its host, in a job whose other hosts' ranks talk over {@code localName}
+     * within their hosts: every frame goes over {@code remote}, there is no host arena, and the name and the layout
+     * are its peers'.
+     */
+    public static HybridTransport alone(Transport remote, String localName, int[] hostOf) {
+        return new HybridTransport(remote.rank(), remote.size(), new int[] {remote.rank()}, null, localName, remote,
+                hostOf);
+    }
+
+    private HybridTransport(int rank, int size, int[] members, Transport local, String localName, Transport remote,
+                            int[] hostOf) {
+        this.localName = localName;
         this.rank = rank;
         this.hostOf = hostOf.clone();
         this.size = size;
@@ -54,10 +77,11 @@ public final class HybridTransport implements Transport {
         for (int m : members) {
             hostsAgree = hostsAgree && hostOf[m] == hostOf[rank];
         }
-        if (!hostsAgree || localOf[rank] < 0 || local.rank() != localOf[rank] || remote.rank() != rank
-                || remote.size() != size) {
+        int localRank = local == null ? 0 : local.rank();
+        if (!hostsAgree || localOf[rank] < 0 || localRank != localOf[rank] || remote.rank() != rank
+                || remote.size() != size || (local == null && members.length != 1)) {
             throw new IllegalArgumentException("rank " + rank + ": inconsistent hybrid transport: local group "
-                    + java.util.Arrays.toString(members) + ", local rank " + local.rank() + ", remote rank "
+                    + java.util.Arrays.toString(members) + ", local rank " + localRank + ", remote rank "
                     + remote.rank() + " of " + remote.size());
         }
     }
@@ -74,7 +98,7 @@ public final class HybridTransport implements Transport {
 
     @Override
     public String name() {
-        return local.name() + "+" + remote.name();
+        return localName + "+" + remote.name();
     }
 
     @Override
@@ -85,7 +109,7 @@ public final class HybridTransport implements Transport {
     /** The local transport's arena: its rank i is {@code members[i]}, the ranks of this host in increasing order. */
     @Override
     public io.jccl.transport.SharedArena hostArena() {
-        return local.arena();
+        return local == null ? null : local.arena();
     }
 
     private boolean isLocal(int peer) {
@@ -221,13 +245,18 @@ public final class HybridTransport implements Transport {
     @Override
     public void interrupt(Frame abort) {
         remote.interrupt(abort);
+        if (local == null) {
+            return;
+        }
         local.interrupt(new Frame(abort.header().withSource(localOf[rank]), abort.payload()));
     }
 
     @Override
     public void close() {
         try {
-            local.close();
+            if (local != null) {
+                local.close();
+            }
         } finally {
             remote.close();
         }
