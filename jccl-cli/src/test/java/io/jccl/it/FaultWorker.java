@@ -19,7 +19,8 @@ import java.time.Duration;
  * {@code stall}: rank {@code victim} sleeps instead of joining; {@code close}: another thread of rank
  * {@code victim} closes its communicator while it is in the allreduces. The victim of {@code kill} prints
  * {@code KILL <epoch ms>} first. Survivors print {@code DETECTED <epoch ms>} and one line
- * {@code RESULT <exception class> origin=<rank> peer=<rank> message} and exit 0, or {@code RESULT ok}.
+ * {@code RESULT <exception class> origin=<rank> peer=<rank> message} and exit 0, or {@code RESULT ok}. With
+ * {@code FAULT_TUNE_TEXT} ({@code key=value} pairs separated by {@code ;}) the rank's program gives AUTO's parameters.
  */
 public final class FaultWorker {
     private FaultWorker() {
@@ -33,8 +34,12 @@ public final class FaultWorker {
         // that flows from r+1 to r, for victim 1) is the one that times out, and it names the staller
         int envRank = Integer.parseInt(System.getenv("JCCL_RANK"));
         long myTimeoutMs = mode.equals("stall") ? timeoutMs * (1 + envRank) : timeoutMs;
-        Communicator comm = Jccl.fromEnvironment(CommunicatorConfig.fromEnvironment()
-                .withTimeout(Duration.ofMillis(myTimeoutMs)));
+        CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofMillis(myTimeoutMs));
+        String given = System.getenv("FAULT_TUNE_TEXT"); // AUTO's parameters as this rank's program gives them
+        if (given != null) {
+            config = config.withTuneParameters(given.replace(';', '\n'));
+        }
+        Communicator comm = Jccl.fromEnvironment(config);
         int rank = comm.rank();
         System.out.println("TRANSPORT " + comm.transportName());
         System.out.println("READY rank " + rank + " pid " + ProcessHandle.current().pid());

@@ -162,4 +162,33 @@ class ProcessFaultTest {
             }
         }
     }
+
+    /**
+     * Parameters that programs give (not a file): rank 0 gives latency-dear ones, rank 1 none, ranks 2 and 3
+     * bandwidth-dear ones. Before, every rank that was given parameters used its own (AUTO chose BRUCK on some ranks
+     * and RING on others: a mismatch), and a rank given none waited at start for the file's parameters that rank 0,
+     * given its own, never published (until the connect deadline). Now rank 0's are every rank's, and the ranks
+     * whose own differ say so.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldChooseAlikeWhereProgramsGiveDifferentParameters() throws Exception {
+        String latencyDear = "tcp.link.alpha_us=100000;tcp.link.beta_us_per_byte=0.000001";
+        String bandwidthDear = "tcp.link.alpha_us=0.001;tcp.link.beta_us_per_byte=10";
+        Map<Integer, Map<String, String>> env = new java.util.HashMap<>();
+        for (int r = 0; r < 4; r++) {
+            Map<String, String> e = new java.util.HashMap<>(Map.of("JCCL_TRANSPORT", "tcp"));
+            if (r != 1) {
+                e.put("FAULT_TUNE_TEXT", r == 0 ? latencyDear : bandwidthDear);
+            }
+            env.put(r, e);
+        }
+        try (ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("allgather", "-1", "20000"), env)) {
+            for (int r = 0; r < 4; r++) {
+                assertEquals(0, job.await(r, 60), job.dump());
+                assertEquals("RESULT ok", job.line(r, "RESULT", 1), job.dump());
+            }
+            assertTrue(job.dump().contains("rank 2: the tuning parameters its program gave differ from rank 0's"),
+                    job.dump());
+        }
+    }
 }

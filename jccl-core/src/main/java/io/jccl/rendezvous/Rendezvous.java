@@ -65,8 +65,16 @@ public final class Rendezvous {
         if (group.length == world) {
             return connectShm(rank, world, store, settings, timeout);
         }
+        int[] hosts = hostsOf(world, seen);
         if (group.length == 1) {
-            return TcpTransport.connect(rank, world, store, tcp);
+            Transport remote = TcpTransport.connect(rank, world, store, tcp);
+            if (java.util.Arrays.stream(hosts).max().getAsInt() == world - 1) {
+                return remote; // one rank on every host: TCP alone, on every rank
+            }
+            // alone on this host where other hosts hold several: the same kind of transport and layout as theirs,
+            // so that every rank prices the job alike (a plain TCP transport priced it with one host's tcp figures
+            // and AUTO chose another algorithm there than on the other ranks: a mismatch on every such call)
+            return HybridTransport.alone(remote, "shm", hosts);
         }
         // several hosts, several ranks on this one: shared memory among them, TCP to the others
         int localRank = java.util.Arrays.binarySearch(group, rank);
@@ -81,7 +89,7 @@ public final class Rendezvous {
                     arenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
             local.nameRanks(group); // its messages name the job's ranks, not the host group's
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
-            return new HybridTransport(rank, world, group, local, remote, hostsOf(world, seen));
+            return new HybridTransport(rank, world, group, local, remote, hosts);
         } catch (RuntimeException e) {
             remote.close();
             throw e;
@@ -436,18 +444,27 @@ public final class Rendezvous {
             join(env.rank(), env.worldSize(), store, timeout);
             transport = connectTransport(env, store, tcp, kind, settings);
             // AUTO's parameters are rank 0's on every rank: tuning files that differ between hosts (tuned on one
-            // only, or on other hardware) must not make the ranks choose different algorithms
-            String tuneSource = "given by the program";
-            if (config.tuneParameters() == null) {
-                if (env.rank() == 0) {
-                    store.setString("tune/source", java.nio.file.Files.isRegularFile(settings.tuneFile())
-                            ? "rank 0's " + settings.tuneFile() : "defaults (rank 0 has no " + settings.tuneFile() + ")");
-                    store.setString("tune", io.jccl.pipeline.CostModel.load(settings.tuneFile()).toText());
+            // only, or on other hardware), or parameters a program gives on some ranks and not others or differently,
+            // must not make the ranks choose different algorithms (or a hierarchical algorithm's phases differently)
+            if (env.rank() == 0) {
+                boolean given = config.tuneParameters() != null;
+                store.setString("tune/source", given ? "given by rank 0's program"
+                        : java.nio.file.Files.isRegularFile(settings.tuneFile()) ? "rank 0's " + settings.tuneFile()
+                        : "defaults (rank 0 has no " + settings.tuneFile() + ")");
+                store.setString("tune", given ? io.jccl.pipeline.CostModel.parse(config.tuneParameters()).toText()
+                        : io.jccl.pipeline.CostModel.load(settings.tuneFile()).toText());
+                if (!given) {
                     warnIfNotTunedAcrossHosts(settings.tuneFile(), transport);
                 }
-                config = config.withTuneParameters(store.getString("tune", timeout));
-                tuneSource = store.getString("tune/source", timeout);
             }
+            String agreed = store.getString("tune", timeout);
+            String tuneSource = store.getString("tune/source", timeout);
+            if (config.tuneParameters() != null && env.rank() != 0
+                    && !io.jccl.pipeline.CostModel.parse(config.tuneParameters()).toText().equals(agreed)) {
+                LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's ({}); AUTO uses rank "
+                        + "0's on every rank, so that every rank chooses alike", env.rank(), tuneSource);
+            }
+            config = config.withTuneParameters(agreed);
             logStart(io.jccl.diag.DebugLog.of(settings), init, env, transport, config, tuneSource);
             // every rank is connected: the store is no longer needed. The barrier runs on a communicator of its
             // own, so the user's calls are numbered from 0 in errors and traces.
