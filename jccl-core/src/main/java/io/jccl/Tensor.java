@@ -258,6 +258,22 @@ public final class Tensor {
         return offset;
     }
 
+    /**
+     * Whether this tensor and {@code other} may share elements: the same array with intersecting ranges, or the same
+     * byte buffer object (two different buffer objects are taken to be apart, even views of one memory). An
+     * all-to-all whose input and output overlap copies its input first.
+     *
+     * @param other another tensor
+     * @return true when they may share elements
+     */
+    public boolean overlaps(Tensor other) {
+        if (buffer != null || other.buffer != null) {
+            return buffer == other.buffer;
+        }
+        return array == other.array && count > 0 && other.count > 0 && offset < other.offset + other.count
+                && other.offset < offset + count;
+    }
+
     /** How many elements {@link #toString} shows. */
     private static final int SHOWN = 8;
 

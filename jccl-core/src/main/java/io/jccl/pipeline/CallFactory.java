@@ -207,7 +207,25 @@ final class CallFactory {
 
     PreparedCall allToAll(Tensor in, Tensor out, CollectiveOptions o) {
         checks.allToAll(in, out);
-        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, copyingBody, in, out);
+        return prepare(OpType.ALL_TO_ALL, in.dtype(), in.count(), -1, null, o, allToAllBody, in, out);
+    }
+
+    private final PreparedCall.Body allToAllBody = this::runAllToAll;
+
+    /**
+     * As {@link #runCopying}; an input that overlaps the output (in place: the same tensor) is copied first, since
+     * the exchange writes blocks of the output that it has yet to send from the input.
+     */
+    private void runAllToAll(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
+        Buf ob = p.stage(staging, 1, p.out());
+        Buf ib = p.stage(staging, 0, p.in());
+        boolean overlaps = p.in().overlaps(p.out());
+        Buf input = overlaps ? call.scratchCopy(ib) : ib;
+        algorithm.run(call, p.operands(input, ob, null, -1));
+        if (overlaps) {
+            call.releaseScratch(input);
+        }
+        staging.unstage(p.out(), ob);
     }
 
     /**
