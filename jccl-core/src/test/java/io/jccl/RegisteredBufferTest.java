@@ -3,6 +3,7 @@ package io.jccl;
 import io.jccl.buffer.Buf;
 import io.jccl.buffer.Bufs;
 import io.jccl.reference.InputGenerator;
+import io.jccl.pipeline.DefaultCommunicator;
 import io.jccl.reference.ReferenceModel;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -80,9 +81,10 @@ class RegisteredBufferTest {
      * call: the shared-memory allreduce must give every rank the rank-order result, whichever way each rank's
      * tensor is read.
      */
-    @ParameterizedTest(name = "registered on ranks {0}, {1} elements")
-    @CsvSource({"0, 20011", "'1,2,3', 20011", "'0,2', 20011", "'1,3', 1100003"}) // 1,100,003: 2 rounds of 4 MiB
-    void registeredBuffersOnSomeRanksAndArraysOnOthersShouldAgree(String registeredRanks, int count)
+    @ParameterizedTest(name = "registered on ranks {0}, {1} elements, exchange buffers of {2} bytes")
+    @CsvSource({"0, 20011, 8192", "'1,2,3', 20011, 8192", "'0,2', 20011, 1048576", "'1,3', 1100003, 1048576",
+        "'0,1,2', 300007, 65536"}) // 8 KiB: rounds reduced whole; 64 KiB and 1 MiB: in slices, 1 to 19 rounds
+    void registeredBuffersOnSomeRanksAndArraysOnOthersShouldAgree(String registeredRanks, int count, int arenaBytes)
             throws Exception {
         int world = 4;
         java.util.Set<Integer> onRanks = new java.util.HashSet<>();
@@ -96,29 +98,59 @@ class RegisteredBufferTest {
                 in.add(InputGenerator.generate(dtype, op, count, 13, r));
             }
             Buf expected = ReferenceModel.allReduceInRankOrder(in, op);
-            List<RankHarness.Outcome<Boolean>> out = RankHarness.run(TransportKind.SHM, world, Duration.ofSeconds(30),
-                    Algorithm.SHARED_MEMORY, comm -> {
-                        boolean registered = onRanks.contains(comm.rank());
-                        Tensor t = registered ? comm.allocate(dtype, count) : Tensor.of(new float[count]);
-                        boolean ok = true;
-                        for (int i = 0; i < 3; i++) {
-                            Buf mine = in.get(comm.rank());
-                            if (registered) {
-                                fill(t, mine);
-                            } else {
-                                mine.copyTo(new Buf(dtype, t.array(), 0, count), 0);
-                            }
-                            comm.allReduce(t, op);
-                            Buf got = registered ? read(t) : new Buf(dtype, t.array(), 0, count);
-                            ok &= Bufs.bitEqual(got, expected);
-                        }
-                        return ok;
-                    });
-            for (int r = 0; r < world; r++) {
-                assertNull(out.get(r).error, String.valueOf(out.get(r).error));
-                assertTrue(out.get(r).value, "rank " + r + " " + op + ": not the rank-order result");
+            List<Communicator> comms = new ArrayList<>();
+            CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(30))
+                    .withAlgorithm(Algorithm.SHARED_MEMORY);
+            for (io.jccl.transport.Transport t : TransportKind.connectShm(world, arenaBytes)) {
+                comms.add(new DefaultCommunicator(t, config));
+            }
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(world);
+            try {
+                List<java.util.concurrent.Future<String>> futures = new ArrayList<>();
+                for (Communicator comm : comms) {
+                    futures.add(pool.submit(() -> mixedCalls(comm, onRanks.contains(comm.rank()), in, expected, op)));
+                }
+                for (int r = 0; r < world; r++) {
+                    assertEquals("", futures.get(r).get(120, TimeUnit.SECONDS), "rank " + r + " " + op);
+                }
+            } finally {
+                pool.shutdownNow();
+                TransportKind.closeAll(comms);
             }
         }
+    }
+
+    /**
+     * Three allreduces of this rank's input, from a buffer of {@code allocate} or an array, each checked against
+     * {@code expected}; then a barrier, a broadcast from rank 1 and a small allreduce, which must not mistake the
+     * counters the mixed calls published. What went wrong, or "".
+     */
+    private static String mixedCalls(Communicator comm, boolean registered, List<Buf> in, Buf expected, ReduceOp op) {
+        DataType dtype = expected.dtype();
+        int count = expected.count();
+        Tensor t = registered ? comm.allocate(dtype, count) : Tensor.of(new float[count]);
+        for (int i = 0; i < 3; i++) {
+            Buf mine = in.get(comm.rank());
+            if (registered) {
+                fill(t, mine);
+            } else {
+                mine.copyTo(new Buf(dtype, t.array(), 0, count), 0);
+            }
+            comm.allReduce(t, op);
+            Buf got = registered ? read(t) : new Buf(dtype, t.array(), 0, count);
+            if (!Bufs.bitEqual(got, expected)) {
+                return "call " + i + ": not the rank-order result";
+            }
+        }
+        comm.barrier();
+        float[] b = {comm.rank(), comm.rank() * 2};
+        comm.broadcast(Tensor.of(b), 1);
+        float[] x = {comm.rank() + 1};
+        comm.allReduce(Tensor.of(x), ReduceOp.SUM);
+        if (b[0] != 1 || b[1] != 2 || x[0] != comm.size() * (comm.size() + 1) / 2f) {
+            return "after the mixed calls: broadcast " + java.util.Arrays.toString(b) + ", allreduce " + x[0];
+        }
+        return "";
     }
 
     @ParameterizedTest

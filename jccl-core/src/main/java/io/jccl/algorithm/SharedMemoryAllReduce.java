@@ -105,7 +105,7 @@ public final class SharedMemoryAllReduce extends SharedMemoryAlgorithm {
      * ranks now put theirs as well and every rank waits for them (the LEFT counter at this round), so that the
      * call runs as the exchange buffers' rounds on every rank. Returns whether the call is such a mixed one. No
      * extra synchronisation where every rank did the same. {@code exposed}: whether this rank exposed its buffer
-     * (it then puts its input before it waits: {@code putLate}).
+     * (it then puts its input late and releases the others in {@link #lateRounds}).
      */
     private static boolean awaitLateInputs(CollectiveCall call, SharedArena a, long round, boolean exposed) {
         int p = call.size();

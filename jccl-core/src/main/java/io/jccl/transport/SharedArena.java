@@ -25,7 +25,9 @@ public interface SharedArena {
     int REDUCED = 1;
     /**
      * Counter a rank publishes when it has finished reading its peers' exposed buffers; also the release of a
-     * shared-memory barrier, published by the barrier's releasing rank once every rank has arrived.
+     * shared-memory barrier, published by the barrier's releasing rank once every rank has arrived; and, in an
+     * allreduce where some ranks exposed a registered buffer and others did not, "my input is in my exchange buffer
+     * now" at the call's first round.
      */
     int LEFT = 2;
     /** Number of counters per rank. */

@@ -1,7 +1,7 @@
 package io.jccl.transport.shm;
 
 /**
- * Byte layout of a rank's shared-memory segment, version 4: the file {@code jccl-<job>-<rank>.shm} (under
+ * Byte layout of a rank's shared-memory segment, version 5: the file {@code jccl-<job>-<rank>.shm} (under
  * {@code /dev/shm} by default) that holds every ring into that rank and the rank's part of the
  * {@link io.jccl.transport.SharedArena} (control block and two exchange buffers). Native byte order.
  *
@@ -11,7 +11,7 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |                   magic 0x4A435348 "JCSH"                     |  0
  * +---------------------------------------------------------------+
- * |                         version (4)                           |  4
+ * |                         version (5)                           |  4
  * +---------------------------------------------------------------+
  * |                         world size                            |  8
  * +---------------------------------------------------------------+
