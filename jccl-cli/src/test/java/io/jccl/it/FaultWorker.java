@@ -13,7 +13,8 @@ import java.time.Duration;
 /**
  * A rank for the fault tests, started as its own JVM. Mode (first argument):
  * {@code ok}: allreduces; {@code allgather}: allgathers; {@code exit}: rank {@code victim} exits with status 3 before the first one;
- * {@code kill}: rank {@code victim} kills itself with SIGKILL in the middle of the allreduces;
+ * {@code kill}: rank {@code victim} kills itself with SIGKILL in the middle of the allreduces; {@code abort}: rank
+ * {@code victim} calls {@code abort} between two of them (printing {@code ABORT <epoch ms>} first);
  * {@code kill-hierarchical}: the same in the middle of 16 MiB HIERARCHICAL allreduces (pipelined in 4 chunks where
  * the tuning file says the link between hosts is the limit);
  * {@code stall}: rank {@code victim} sleeps instead of joining; {@code close}: another thread of rank
@@ -75,6 +76,11 @@ public final class FaultWorker {
                     System.out.flush();
                     new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).start();
                     Thread.sleep(600_000);
+                }
+                if (mode.equals("abort") && rank == victim && i == 5) {
+                    System.out.println("ABORT " + System.currentTimeMillis());
+                    comm.abort("rank " + rank + " gives up");
+                    Thread.sleep(8_000); // its peers hear of it from the abort, not from its leaving
                 }
                 if (mode.startsWith("kill") && rank == victim && i == 5) {
                     System.out.println("KILL " + System.currentTimeMillis());

@@ -104,10 +104,7 @@ class MultiHostTest {
     @Test
     void shouldChooseAlikeOnHostsOfDifferentSizes() throws Exception {
         try (TestBed bed = TestBed.up(2)) {
-            Map<Integer, Map<String, String>> env = bed.env(4, Map.of());
-            for (int r = 5; r < 8; r++) {
-                env.remove(r); // ranks 0-3 on host 0, rank 4 alone on host 1
-            }
+            Map<Integer, Map<String, String>> env = fourAndOne(bed);
             try (ProcessJob job = ProcessJob.start(5, HierarchyWorker.class, List.of("auto-sweep"), env)) {
                 String algos = null;
                 for (int r = 0; r < 5; r++) {
@@ -120,6 +117,30 @@ class MultiHostTest {
                         algos = mine;
                     }
                     assertEquals(algos, mine, "rank " + r + " chose otherwise than rank 0");
+                }
+            }
+        }
+    }
+
+    /**
+     * The rank alone on its host aborts (4 + 1 ranks) and stays 8 s before it leaves: every other rank names it and
+     * its reason within 5 s. Its transport has no local part, and its abort once failed on it before reaching any
+     * peer, which heard of it only when it left.
+     */
+    @Test
+    void shouldTellEveryRankOfAnAbortOnTheRankAloneOnItsHost() throws Exception {
+        try (TestBed bed = TestBed.up(2)) {
+            Map<Integer, Map<String, String>> env = fourAndOne(bed);
+            try (ProcessJob job = ProcessJob.start(5, FaultWorker.class, List.of("abort", "4", "60000"), env)) {
+                assertEquals(0, job.await(4, 120), job.dump());
+                long abortedAt = Long.parseLong(job.line(4, "ABORT", 1).substring(6));
+                for (int r = 0; r < 4; r++) {
+                    assertEquals(0, job.await(r, 120), job.dump());
+                    String result = job.line(r, "RESULT", 1);
+                    assertTrue(result.startsWith("RESULT PeerAbortedException origin=4 ") && result.contains("gives up"),
+                            result + "\n" + job.dump());
+                    long detectMs = Long.parseLong(job.line(r, "DETECTED", 1).substring(9)) - abortedAt;
+                    assertTrue(detectMs < 5000, "rank " + r + " took " + detectMs + " ms\n" + job.dump());
                 }
             }
         }
@@ -249,5 +270,14 @@ class MultiHostTest {
             assertEquals(defaults.link(link)[0], Double.parseDouble(p.getProperty(link + ".link.alpha_us")), 0,
                     link + " changed: " + p);
         }
+    }
+
+    /** The environment of 5 ranks: ranks 0-3 on host 0, rank 4 alone on host 1. */
+    private static Map<Integer, Map<String, String>> fourAndOne(TestBed bed) {
+        Map<Integer, Map<String, String>> env = bed.env(4, Map.of());
+        for (int r = 5; r < 8; r++) {
+            env.remove(r);
+        }
+        return env;
     }
 }

@@ -371,7 +371,10 @@ public final class Rendezvous {
         log.info(initSys, "rank {}: {} host(s), host of each rank {}", env.rank(), hostCount,
                 hosts == null ? "unknown" : java.util.Arrays.toString(hosts));
         String name = transport.name();
-        if (name.contains("shm")) {
+        boolean alone = name.contains("+") && transport.hostArena() == null; // HybridTransport.alone
+        if (alone) {
+            log.info(io.jccl.diag.DebugLog.Subsys.SHM, "rank {}: alone on its host: no shared memory", env.rank());
+        } else if (name.contains("shm")) {
             log.info(io.jccl.diag.DebugLog.Subsys.SHM, "rank {}: pairs on one host talk through shared memory "
                     + "(rings of {} bytes, exchange buffers of {} bytes)", env.rank(),
                     config.settings().shmRingBytes(), config.settings().shmArenaBytes());
@@ -448,16 +451,28 @@ public final class Rendezvous {
             // must not make the ranks choose different algorithms (or a hierarchical algorithm's phases differently)
             if (env.rank() == 0) {
                 boolean given = config.tuneParameters() != null;
+                String text;
+                try {
+                    text = given ? io.jccl.pipeline.CostModel.parse(config.tuneParameters()).toText()
+                            : io.jccl.pipeline.CostModel.load(settings.tuneFile()).toText();
+                } catch (RuntimeException e) { // the others hear of it at once, not at their deadline
+                    store.setString("tune/source", "rank 0 failed");
+                    store.setString("tune", "!" + e.getMessage());
+                    throw e;
+                }
                 store.setString("tune/source", given ? "given by rank 0's program"
                         : java.nio.file.Files.isRegularFile(settings.tuneFile()) ? "rank 0's " + settings.tuneFile()
                         : "defaults (rank 0 has no " + settings.tuneFile() + ")");
-                store.setString("tune", given ? io.jccl.pipeline.CostModel.parse(config.tuneParameters()).toText()
-                        : io.jccl.pipeline.CostModel.load(settings.tuneFile()).toText());
+                store.setString("tune", text);
                 if (!given) {
                     warnIfNotTunedAcrossHosts(settings.tuneFile(), transport);
                 }
             }
             String agreed = store.getString("tune", timeout);
+            if (agreed.startsWith("!")) {
+                throw new IllegalStateException("rank " + env.rank() + ": rank 0 could not read its tuning parameters, "
+                        + "which every rank takes: " + agreed.substring(1));
+            }
             String tuneSource = store.getString("tune/source", timeout);
             if (config.tuneParameters() != null && env.rank() != 0
                     && !io.jccl.pipeline.CostModel.parse(config.tuneParameters()).toText().equals(agreed)) {

@@ -112,8 +112,9 @@ public final class HybridTransport implements Transport {
         return local == null ? null : local.arena();
     }
 
+    /** Whether frames to and from {@code peer} go over the local transport; none do for a rank alone. */
     private boolean isLocal(int peer) {
-        return localOf[peer] >= 0;
+        return local != null && localOf[peer] >= 0;
     }
 
     /** A frame from the local transport, its source given back as a world rank. */
