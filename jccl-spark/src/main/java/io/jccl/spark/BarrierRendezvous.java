@@ -104,18 +104,19 @@ public final class BarrierRendezvous {
         boolean wrote = !transport.equals("tcp") && writeProbe(probe, token, rank);
         String secretHex = "-";
         String tune = "-";
-        if (rank == 0) {
+        String arenaBytes = "-";
+        if (rank == 0) { // AUTO's parameters and every host's arena size are rank 0's, as in Rendezvous
             secretHex = JobSecret.generate().toHex();
-            if (config.tuneParameters() == null) {
-                tune = CostModel.load(settings.tuneFile()).toText();
-            }
+            tune = config.tuneParameters() != null ? CostModel.parse(config.tuneParameters()).toText()
+                    : CostModel.load(settings.tuneFile()).toText();
+            arenaBytes = Integer.toString(settings.shmArenaBytes());
         }
         String[][] first;
         String[] hosts = new String[world];
         StringBuilder seen = new StringBuilder();
         try {
             first = exchange(gather, identity, rank, world, hostName() + " (" + host + ")", wrote ? token : "-",
-                    secretHex, tune);
+                    secretHex, tune, arenaBytes);
         } catch (RuntimeException | Error e) {
             deleteQuietly(probe);
             throw e;
@@ -126,9 +127,15 @@ public final class BarrierRendezvous {
             seen.append(found ? '1' : '0');
         }
         JobSecret secret = derive(JobSecret.fromHex(first[0][4]), identity);
-        if (config.tuneParameters() == null) {
-            config = config.withTuneParameters(first[0][5]);
+        // rank 0's parameters on every rank (the program's own on a rank, where they differ, would let AUTO choose
+        // otherwise than its peers: a mismatch on every such call)
+        if (config.tuneParameters() != null && rank != 0
+                && !CostModel.parse(config.tuneParameters()).toText().equals(first[0][5])) {
+            LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's; AUTO uses rank 0's on "
+                    + "every rank, so that every rank chooses alike", rank);
         }
+        config = config.withTuneParameters(first[0][5]);
+        int hostArenaBytes = Integer.parseInt(first[0][6]);
         String bind = settings.bindAddress(host);
         TcpOptions tcp = new TcpOptions(bind, settings.advertiseAddress() != null ? settings.advertiseAddress()
                 : bind.equals("0.0.0.0") ? host : null, secret, timeout, settings.maxMessageBytes());
@@ -140,7 +147,8 @@ public final class BarrierRendezvous {
         CompletableFuture<Transport> result = new CompletableFuture<>();
         Thread worker = new Thread(() -> {
             try {
-                result.complete(connectTransport(rank, world, store, tcp, transport, settings, view, hosts));
+                result.complete(connectTransport(rank, world, store, tcp, transport, settings, view, hosts,
+                        hostArenaBytes));
             } catch (Throwable t) {
                 result.completeExceptionally(t);
             }
@@ -185,7 +193,8 @@ public final class BarrierRendezvous {
      * do unless the directory is shared one way only): otherwise it fails, and so does every rank.
      */
     private static Transport connectTransport(int rank, int world, Store store, TcpOptions tcp, String kind,
-                                              JcclSettings settings, String view, String[] hosts) {
+                                              JcclSettings settings, String view, String[] hosts,
+                                              int hostArenaBytes) {
         if (kind.equals("tcp")) {
             return TcpTransport.connect(rank, world, store, tcp);
         }
@@ -218,6 +227,12 @@ public final class BarrierRendezvous {
                 throw new IllegalStateException("the ranks' views of who shares memory disagree (rank " + rank
                         + " sees " + view + "; " + notSharing(views, hosts) + "): set JCCL_TRANSPORT=tcp");
             }
+            int[] hostOf = Rendezvous.hostsOf(world, views);
+            if (t != null && group.length == 1 && Arrays.stream(hostOf).max().getAsInt() < world - 1) {
+                // alone on this host where other hosts hold several: their kind of transport and layout, so that
+                // every rank prices the job alike (Rendezvous does the same)
+                return HybridTransport.alone(t, "shm", hostOf);
+            }
             if (t != null) {
                 return t;
             }
@@ -225,9 +240,13 @@ public final class BarrierRendezvous {
             int localRank = Arrays.binarySearch(group, rank);
             Transport remote = TcpTransport.connect(rank, world, store, tcp);
             try {
-                Transport local = connectShm(localRank, group.length, new PrefixStore("group-" + group[0], store),
-                        settings, tcp.connectTimeout());
-                return new HybridTransport(rank, world, group, local, remote, Rendezvous.hostsOf(world, views));
+                // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
+                // send between hosts by them (as in Rendezvous)
+                Transport local = ShmTransport.connect(localRank, group.length,
+                        new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
+                        hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
+                        tcp.connectTimeout());
+                return new HybridTransport(rank, world, group, local, remote, hostOf);
             } catch (RuntimeException e) {
                 remote.close();
                 throw e;

@@ -1,6 +1,7 @@
 package io.jccl.spark;
 
 import io.jccl.Communicator;
+import io.jccl.Tensor;
 import io.jccl.CommunicatorConfig;
 import io.jccl.JcclException;
 import io.jccl.JcclSettings;
@@ -93,6 +94,40 @@ class BarrierRendezvousTest {
         // fail.
         int most = (transport.equals("tcp") ? 3 : 4) + 1;
         assertTrue(gather.rounds() <= most, gather.rounds() + " allGather rounds, expected at most " + most);
+    }
+
+    /**
+     * AUTO's parameters as programs give them, differently per rank (rank 0 latency-dear ones, rank 1 none, ranks 2
+     * and 3 bandwidth-dear ones, which alone choose another allgather): every rank takes rank 0's, as
+     * {@code Rendezvous} does, and chooses alike. Before, the given ones won, and a rank given none ran with the
+     * defaults while rank 0, given its own, sent none.
+     */
+    @Test
+    void everyRankTakesRankZerosTuningParameters() throws InterruptedException {
+        int world = 4;
+        String latencyDear = "tcp.link.alpha_us=100000\ntcp.link.beta_us_per_byte=0.000001\n";
+        String bandwidthDear = "tcp.link.alpha_us=0.001\ntcp.link.beta_us_per_byte=10\n";
+        assertNotEquals(new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(latencyDear), "tcp",
+                0, world).choose(io.jccl.OpType.ALL_GATHER, 4L << 12),
+                new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(bandwidthDear), "tcp", 0,
+                        world).choose(io.jccl.OpType.ALL_GATHER, 4L << 12), "the premise: they choose differently");
+        ThreadGather gather = new ThreadGather(world);
+        List<Object> results = onThreads(world, rank -> {
+            CommunicatorConfig c = config(Map.of());
+            if (rank != 1) {
+                c = c.withTuneParameters(rank == 0 ? latencyDear : bandwidthDear);
+            }
+            try (Communicator comm = BarrierRendezvous.connect(rank, world, IDENTITY, "127.0.0.1", "tcp",
+                    gather.rank(rank), c)) {
+                float[] all = new float[1024 * world];
+                comm.allGather(Tensor.of(new float[1024]), Tensor.of(all));
+                return comm.algorithmFor(io.jccl.OpType.ALL_GATHER, io.jccl.DataType.FLOAT32, 1024).toString();
+            }
+        });
+        for (int r = 0; r < world; r++) {
+            assertEquals(results.get(0), results.get(r), "rank " + r + ": " + results);
+        }
+        assertTrue(results.get(0) instanceof String, () -> "failed: " + results);
     }
 
     @Test
