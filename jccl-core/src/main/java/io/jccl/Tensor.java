@@ -19,14 +19,18 @@ public final class Tensor {
     private final int offset;
     private final int count;
     private final ByteBuffer buffer;
+    /** The buffer object the caller gave ({@link #overlaps} compares it by identity), or null for an array. */
+    private final ByteBuffer source;
     private final ByteOrder order;
 
-    private Tensor(DataType dtype, Object array, int offset, int count, ByteBuffer buffer, ByteOrder order) {
+    private Tensor(DataType dtype, Object array, int offset, int count, ByteBuffer buffer, ByteBuffer source,
+                   ByteOrder order) {
         this.dtype = dtype;
         this.array = array;
         this.offset = offset;
         this.count = count;
         this.buffer = buffer;
+        this.source = source;
         this.order = order;
     }
 
@@ -148,7 +152,7 @@ public final class Tensor {
             throw new IllegalArgumentException("tensor range out of bounds: offset=" + offset + ", count=" + count
                     + ", array length=" + length);
         }
-        return new Tensor(dtype, array, offset, count, null, ByteOrder.nativeOrder());
+        return new Tensor(dtype, array, offset, count, null, null, ByteOrder.nativeOrder());
     }
 
     /**
@@ -175,7 +179,8 @@ public final class Tensor {
             throw new IllegalArgumentException("buffer holds " + buffer.remaining() + " bytes, not a multiple of "
                     + dtype + "'s " + dtype.sizeBytes() + " bytes");
         }
-        return new Tensor(dtype, null, 0, buffer.remaining() / dtype.sizeBytes(), buffer.duplicate(), buffer.order());
+        return new Tensor(dtype, null, 0, buffer.remaining() / dtype.sizeBytes(), buffer.duplicate(), buffer,
+                buffer.order());
     }
 
     private static int checkedLength(Object array, Class<?> cls) {
@@ -259,19 +264,25 @@ public final class Tensor {
     }
 
     /**
-     * Whether this tensor and {@code other} may share elements: the same array with intersecting ranges, or the same
-     * byte buffer object (two different buffer objects are taken to be apart, even views of one memory). An
-     * all-to-all whose input and output overlap copies its input first.
+     * Whether this tensor and {@code other} share elements: the same array, or the same byte buffer object (as given
+     * to {@link #of(ByteBuffer, DataType)}, at intersecting ranges of its bytes). Two different buffer objects are
+     * taken to be apart, even when they are views of one memory (Java 17 cannot compare their addresses): pass the
+     * same object, or the same tensor, for an in-place all-to-all. An all-to-all whose input and output overlap
+     * copies its input first.
      *
      * @param other another tensor
-     * @return true when they may share elements
+     * @return true when they share elements
      */
     public boolean overlaps(Tensor other) {
-        if (buffer != null || other.buffer != null) {
-            return buffer == other.buffer;
+        if (count == 0 || other.count == 0) {
+            return false;
         }
-        return array == other.array && count > 0 && other.count > 0 && offset < other.offset + other.count
-                && other.offset < offset + count;
+        if (source != null || other.source != null) { // each from its position in the given buffer, in bytes
+            int at = buffer.position();
+            int otherAt = other.buffer == null ? 0 : other.buffer.position();
+            return source == other.source && at < otherAt + other.byteSize() && otherAt < at + byteSize();
+        }
+        return array == other.array && offset < other.offset + other.count && other.offset < offset + count;
     }
 
     /** How many elements {@link #toString} shows. */

@@ -142,6 +142,9 @@ class DirectBufferTest {
         Tensor sameD = direct(in, order);
         comm.allToAll(sameD, sameD);
         check(differ, shape + "allToAll in place, direct", all, sameD);
+        ByteBuffer bytes = direct(in, order).byteBuffer(); // one buffer object, wrapped twice
+        comm.allToAll(Tensor.of(bytes, dt), Tensor.of(bytes, dt));
+        check(differ, shape + "allToAll in place, one buffer wrapped twice", all, Tensor.of(bytes, dt));
 
         Tensor sent = direct(in, order);
         Tensor got = direct(Buf.allocate(dt, n * p), order);

@@ -59,4 +59,26 @@ class InPlaceTest {
             }
         }
     }
+
+    /** What counts as an input that overlaps its output (an all-to-all copies such an input first). */
+    @org.junit.jupiter.api.Test
+    void tensorsOverlapWhereTheyShareElements() {
+        float[] a = new float[10];
+        assertTrue(Tensor.of(a).overlaps(Tensor.of(a)));
+        assertTrue(Tensor.ofArray(DataType.FLOAT32, a, 2, 4).overlaps(Tensor.ofArray(DataType.FLOAT32, a, 5, 5)));
+        org.junit.jupiter.api.Assertions.assertFalse(Tensor.ofArray(DataType.FLOAT32, a, 0, 5)
+                .overlaps(Tensor.ofArray(DataType.FLOAT32, a, 5, 5)));
+        org.junit.jupiter.api.Assertions.assertFalse(Tensor.of(a).overlaps(Tensor.of(new float[10])));
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocateDirect(40);
+        assertTrue(Tensor.of(b, DataType.FLOAT32).overlaps(Tensor.of(b, DataType.FLOAT32))); // one object, twice
+        java.nio.ByteBuffer low = b.duplicate().limit(20);
+        java.nio.ByteBuffer high = b.duplicate().position(20);
+        org.junit.jupiter.api.Assertions.assertFalse(Tensor.of(low, DataType.FLOAT32)
+                .overlaps(Tensor.of(high, DataType.FLOAT32))); // two objects: apart (their addresses are unknown)
+        org.junit.jupiter.api.Assertions.assertFalse(Tensor.of(b, DataType.FLOAT32).overlaps(Tensor.of(a)));
+        b.position(20); // the same object, moved after the first tensor was made: the ranges are apart
+        Tensor second = Tensor.of(b, DataType.FLOAT32);
+        b.position(0).limit(20);
+        org.junit.jupiter.api.Assertions.assertFalse(Tensor.of(b, DataType.FLOAT32).overlaps(second));
+    }
 }
