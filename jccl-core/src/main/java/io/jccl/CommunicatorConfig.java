@@ -46,6 +46,8 @@ public final class CommunicatorConfig {
      * AUTO's cost-model parameters as every rank of a job agreed on them at initialisation ({@code key=value}
      * lines, rank 0's tuning file), so that every rank makes the same choice even where the hosts' tuning files
      * differ; null (the default) reads this process's tuning file ({@code JCCL_TUNE_FILE}). Sub-groups inherit it.
+     * Given to {@code Jccl.fromEnvironment} (or Spark's rendezvous), rank 0's are every rank's: a rank whose own
+     * differ warns and takes rank 0's.
      *
      * @param parameters the parameters as {@code key=value} lines, or null
      * @return a copy of this config with those parameters

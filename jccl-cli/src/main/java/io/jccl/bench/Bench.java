@@ -334,13 +334,6 @@ public final class Bench {
     }
 
     /**
-     * AUTO's row against the fastest explicit row of the same size, one line per size: {@code auto} is AUTO's rows,
-     * {@code explicit} the rows of every explicitly named algorithm, all over the same sizes in the same order.
-     * Each line gives the size, AUTO's time over the best explicit time (1.00: AUTO picked as well as the best; in
-     * one run the same code differs by the run's noise), AUTO's choice and the best algorithm, e.g.
-     * {@code "#        65536  1.26  AUTO:RING, best BRUCK 179.12 us"}. No lines without both kinds of rows.
-     */
-    /**
      * Several runs of one algorithm's rows (the same sizes, in the same order) as one row per size: the median of the
      * runs' median times (and of their in-place times and CPU), the wrong results of all runs, each run's time kept
      * in {@link Row#runsUs}. The algorithm is the first run's (AUTO's choice is the cost model's, the same in every
@@ -389,10 +382,14 @@ public final class Bench {
     }
 
     /**
-     * By size: AUTO's time over the fastest explicit row's, AUTO's choice and the fastest row's algorithm; where
-     * AUTO chose another algorithm than the fastest and that algorithm has an explicit row, that row's time over
-     * the fastest too (how far the choice itself is from the best, AUTO's row and its choice's row measuring the
-     * same code at different moments).
+     * AUTO's row against the fastest explicit row of the same size, one line per size: {@code auto} is AUTO's rows,
+     * {@code explicit} the rows of every explicitly named algorithm, all over the same sizes in the same order.
+     * Each line gives the size, AUTO's time over the best explicit time (1.00: AUTO picked as well as the best; in
+     * one run the same code differs by the run's noise), AUTO's choice and the best algorithm; where AUTO chose
+     * another algorithm than the fastest and that algorithm has an explicit row, that row's time over the fastest
+     * too (how far the choice itself is from the best: AUTO's row and its choice's row measure the same code at
+     * different moments), e.g. {@code "#        65536  1.26  AUTO:RING, best BRUCK 179.12 us; RING's row 1.20"}.
+     * No lines without both kinds of rows.
      */
     public static List<String> autoAgainstBest(List<Row> auto, List<List<Row>> explicit) {
         List<String> lines = new ArrayList<>();

@@ -106,7 +106,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--rounds", defaultValue = "1", description = "Runs of every row, interleaved (round k starts "
             + "k places further along the list of peers and algorithms), each row showing the median of its runs' "
-            + "medians (--json keeps every run's): on a noisy machine, rows compared in one table then share its "
+            + "medians (--json keeps every jccl run's): on a noisy machine, rows compared in one table then share its "
             + "phases (default: ${DEFAULT-VALUE}).")
     int rounds;
 

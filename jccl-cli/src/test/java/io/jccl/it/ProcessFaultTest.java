@@ -174,6 +174,11 @@ class ProcessFaultTest {
     void shouldChooseAlikeWhereProgramsGiveDifferentParameters() throws Exception {
         String latencyDear = "tcp.link.alpha_us=100000;tcp.link.beta_us_per_byte=0.000001";
         String bandwidthDear = "tcp.link.alpha_us=0.001;tcp.link.beta_us_per_byte=10";
+        // the premise: alone, the two make AUTO choose differently for this job's allgather (Bruck, ring)
+        assertFalse(new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(latencyDear.replace(';',
+                '\n')), "tcp", 0, 4).choose(io.jccl.OpType.ALL_GATHER, 4L << 12)
+                == new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(bandwidthDear.replace(';',
+                '\n')), "tcp", 0, 4).choose(io.jccl.OpType.ALL_GATHER, 4L << 12), "both choose alike");
         Map<Integer, Map<String, String>> env = new java.util.HashMap<>();
         for (int r = 0; r < 4; r++) {
             Map<String, String> e = new java.util.HashMap<>(Map.of("JCCL_TRANSPORT", "tcp"));

@@ -43,9 +43,10 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
      * between hosts one step at the inter-host cost, of T, or where the link between hosts is the limit
      * ({@link Topology#overlapsHosts}) of T times the most edges that leave one host at that level (they share its
      * link). So where the CPU is the limit this tree costs what the hierarchical one does when that one's levels
-     * within a host are messages too (one level across and the rest within, at 2 x 2), and AUTO takes it, the first
-     * in declaration order: on the unlimited 2 x 2 bed it took 0.55-0.88 of that hierarchical tree's time at 1-64
-     * MiB in each of seven runs (sessions 21 and 23, docs/performance.md). Where the link is the limit it sends T
+     * within a host are messages too (one level across and the rest within, at 2 x 2). On that tie AUTO takes this
+     * one, the first in declaration order, above 64 KiB (on the unlimited 2 x 2 bed it took 0.55-0.88 of that
+     * hierarchical tree's time at 1-64 MiB in each of seven runs, sessions 21 and 23), and the hierarchical one up to
+     * 64 KiB, where this one took 1.39-1.61x its time ({@code HierarchicalBroadcast.winsTies}, session 24). Where the link is the limit it sends T
      * more than once over a host's link per level, and where the hosts' arenas carry the hierarchical broadcast
      * within a host (above 64 KiB), the hierarchical one costs less.
      */

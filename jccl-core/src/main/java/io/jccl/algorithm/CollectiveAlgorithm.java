@@ -24,6 +24,14 @@ public interface CollectiveAlgorithm {
     Algorithm algorithm();
 
     /**
+     * Whether AUTO takes this algorithm on a tie of predicted cost with one declared before it, for a call of
+     * {@code bytes} on {@code topology} (where it is supported). The default, no: the first declared wins a tie.
+     */
+    default boolean winsTies(long bytes, Topology topology) {
+        return false;
+    }
+
+    /**
      * Why this algorithm cannot run on {@code topology}, as the end of a message ("algorithm X needs ..."), or
      * null when it can. AUTO skips algorithms that cannot run; an explicit choice of one is refused.
      */

@@ -51,6 +51,20 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
         }
     }
 
+    /**
+     * Up to {@link #ARENA_MIN_BYTES}, where its levels within a host are messages, this tree ties the flat one where
+     * the CPU is the limit (one level across hosts and the rest within, at 2 x 2), and wins the tie: fewer of its
+     * messages cross hosts (3 frames against 4 at 2 x 2, the check included), from the hosts' rails alone, and each
+     * costs CPU on both hosts that the model does not count. On the unlimited bed the flat tree took 1.39-1.61x its
+     * time at 4 B-64 KiB, in every one of three interleaved runs (session 24, docs/performance.md). Above, where it
+     * would tie only without the hosts' arenas (a sub-group across hosts), the flat tree was the faster (0.55-0.88 of
+     * its time at 1-64 MiB, session 21).
+     */
+    @Override
+    public boolean winsTies(long bytes, Topology topology) {
+        return bytes <= ARENA_MIN_BYTES;
+    }
+
     /** Buffers above this go through the hosts' arenas within a host ({@link #throughHostArena}). */
     static final long ARENA_MIN_BYTES = 64 << 10;
 

@@ -11,7 +11,8 @@ import io.jccl.algorithm.Topology;
  * What {@link Algorithm#AUTO} means for one call: of the registered algorithms for the operation
  * ({@link AlgorithmRegistry}) that can run here, the one with the lowest predicted time
  * ({@link CollectiveAlgorithm#predictMicros}: a latency and bandwidth model per algorithm, in the manner of NCCL's
- * tuning), the first in {@link Algorithm}'s declaration order on a tie. The model's parameters come from
+ * tuning), the first in {@link Algorithm}'s declaration order on a tie unless the later one wins ties
+ * ({@link CollectiveAlgorithm#winsTies}: the hierarchical broadcast up to 64 KiB). The model's parameters come from
  * {@link CostModel} ({@code jccl tune} measures them; defaults otherwise): one pair for messages over the
  * transport, one for its shared arena.
  *
@@ -90,13 +91,9 @@ public final class AlgorithmSelector {
                 continue; // ORDERED runs when deterministic mode asks for it (CallFactory), never by cost
             }
             double c = a.predictMicros(bytes, topology, messages, arena);
-            // a tie goes to the first declared, except across hosts, where it goes to the hierarchical algorithm:
-            // fewer of its messages cross hosts and only the hosts' rails send them, CPU on both hosts that the
-            // model does not count (the broadcast up to 64 KiB: the two trees tie, the hierarchical one measured
-            // 1.4-1.6x faster; docs/algorithms.md, "AUTO between the flat and the hierarchical broadcast")
-            boolean tieAcrossHosts = a.algorithm() == Algorithm.HIERARCHICAL && topology.multiHost()
-                    && c <= bestCost * (1 + 1e-9);
-            if (c < bestCost || tieAcrossHosts) {
+            // a tie goes to the first declared unless the later one says it wins ties (the hierarchical broadcast
+            // up to 64 KiB: CollectiveAlgorithm.winsTies)
+            if (c < bestCost || (c <= bestCost * (1 + 1e-9) && a.winsTies(bytes, topology))) {
                 bestCost = c;
                 best = a.algorithm();
             }

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  * copied into a fresh array before the call ({@link #stage}) and back after it ({@link #unstage}).
  */
 final class Staging {
-    /** Whether direct buffers are worked on in place: no arena reads them as arrays. */
+    /** Whether direct buffers are worked on in place: the transport has no shared arena of all ranks. */
     private final boolean inPlace;
 
     Staging(boolean inPlace) {

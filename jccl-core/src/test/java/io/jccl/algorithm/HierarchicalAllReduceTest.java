@@ -400,7 +400,6 @@ class HierarchicalAllReduceTest {
         List<float[]> arrays = run(hostOf, c -> fourCollectives(c, n, false));
         List<float[]> other = run(hostOf, c -> fourCollectives(c, n, kind.equals("direct") || c.rank() % 2 == 0));
         for (int r = 0; r < p; r++) {
-            assertEquals(8, other.get(r).length - 4 * n, "counters of rank " + r);
             for (int i = 0; i < other.get(r).length; i++) {
                 if (Float.floatToRawIntBits(arrays.get(r)[i]) != Float.floatToRawIntBits(other.get(r)[i])) {
                     assertEquals(arrays.get(r)[i], other.get(r)[i], 0f, kind + ", rank " + r + ", element " + i
@@ -633,17 +632,17 @@ class HierarchicalAllReduceTest {
             assertEquals(Algorithm.HIERARCHICAL, builtIn.choose(OpType.REDUCE_SCATTER, bytes / 4),
                     "reduce_scatter " + bytes);
         }
-        // where the CPU is the limit the flat tree costs what the host-first one does, and the tie goes to the
-        // host-first one (fewer messages between hosts, from the rails alone: 1.4-1.6x faster up to 64 KiB on the
-        // bed, session 24); where the link is (autoChoosesItAcrossHostsAndNeverOnOneHost) it sends less over it
-        for (long bytes : new long[] {4, 1 << 10, 64 << 10, 1 << 20, 64 << 20}) {
-            assertEquals(Algorithm.HIERARCHICAL, builtIn.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
+        // where the CPU is the limit the flat tree costs what the host-first one does; up to 64 KiB the tie goes to
+        // the host-first one (fewer messages between hosts, from the rails alone: 1.4-1.6x faster on the bed,
+        // session 24), above it to the flat one, the first declared (without the hosts' arenas, as a sub-group across
+        // hosts: 0.55-0.88 of the host-first tree's time); where the link is the limit
+        // (autoChoosesItAcrossHostsAndNeverOnOneHost) the host-first tree sends less over it
+        for (long bytes : new long[] {4, 1 << 10, 64 << 10, (64 << 10) + 4, 1 << 20, 64 << 20}) {
+            assertEquals(bytes <= 64 << 10 ? Algorithm.HIERARCHICAL : Algorithm.TREE,
+                    builtIn.choose(OpType.BROADCAST, bytes), "broadcast " + bytes);
             assertEquals(builtIn.predictMicros(OpType.BROADCAST, Algorithm.TREE, bytes),
                     builtIn.predictMicros(OpType.BROADCAST, Algorithm.HIERARCHICAL, bytes), 1e-9 * bytes);
         }
-        // a tie on one host, or with the layout unknown, still goes to the first declared
-        assertEquals(Algorithm.TREE, new AlgorithmSelector(CostModel.defaults(), new Topology(4, "tcp", false, false,
-                0)).choose(OpType.BROADCAST, 4));
         // with the hosts' arenas (as the shm+tcp transport has) the hierarchical broadcast goes through them above
         // 64 KiB, and costs less than the flat tree's level within hosts
         AlgorithmSelector arenas = new AlgorithmSelector(CostModel.defaults(),

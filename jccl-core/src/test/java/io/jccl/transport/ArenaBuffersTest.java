@@ -91,8 +91,13 @@ class ArenaBuffersTest {
         CompletableFuture<ShmTransport>[] f = new CompletableFuture[2];
         for (int r = 0; r < 2; r++) {
             int rank = r;
+            // a thread each: they wait for each other while connecting (the common pool may have one thread)
             f[r] = CompletableFuture.supplyAsync(() -> ShmTransport.connect(rank, 2, store, dir, 4096, ARENA_BYTES,
-                    8192, Duration.ofSeconds(20)));
+                    8192, Duration.ofSeconds(20)), task -> {
+                        Thread t = new Thread(task, "arena-buffers-connect-" + rank);
+                        t.setDaemon(true);
+                        t.start();
+                    });
         }
         open.add(f[0].join());
         open.add(f[1].join());
