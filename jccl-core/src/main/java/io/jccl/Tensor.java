@@ -277,10 +277,13 @@ public final class Tensor {
         if (count == 0 || other.count == 0) {
             return false;
         }
-        if (source != null || other.source != null) { // each from its position in the given buffer, in bytes
+        if (source != other.source) { // different buffer objects, or a buffer and an array
+            return false;
+        }
+        if (source != null) { // one buffer object: each tensor from its position in it, in bytes
             int at = buffer.position();
-            int otherAt = other.buffer == null ? 0 : other.buffer.position();
-            return source == other.source && at < otherAt + other.byteSize() && otherAt < at + byteSize();
+            int otherAt = other.buffer.position();
+            return at < otherAt + other.byteSize() && otherAt < at + byteSize();
         }
         return array == other.array && offset < other.offset + other.count && other.offset < offset + count;
     }

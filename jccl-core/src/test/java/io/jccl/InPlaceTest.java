@@ -76,6 +76,7 @@ class InPlaceTest {
         org.junit.jupiter.api.Assertions.assertFalse(Tensor.of(low, DataType.FLOAT32)
                 .overlaps(Tensor.of(high, DataType.FLOAT32))); // two objects: apart (their addresses are unknown)
         org.junit.jupiter.api.Assertions.assertFalse(Tensor.of(b, DataType.FLOAT32).overlaps(Tensor.of(a)));
+        org.junit.jupiter.api.Assertions.assertFalse(Tensor.of(a).overlaps(Tensor.of(b, DataType.FLOAT32)));
         b.position(20); // the same object, moved after the first tensor was made: the ranges are apart
         Tensor second = Tensor.of(b, DataType.FLOAT32);
         b.position(0).limit(20);

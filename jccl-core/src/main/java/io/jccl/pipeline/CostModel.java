@@ -102,7 +102,7 @@ public final class CostModel {
                 m.values.setProperty(k, read.getProperty(k));
             }
         } catch (IOException | NumberFormatException e) {
-            throw new IllegalArgumentException("cannot read the agreed cost-model parameters: " + e.getMessage(), e);
+            throw new IllegalArgumentException("cannot read the cost-model parameters: " + e.getMessage(), e);
         }
         return m;
     }

@@ -102,7 +102,7 @@ public final class Rendezvous {
      * (which named them {@code tcp} and {@code shm}), so that AUTO prices them with the built-in figures.
      */
     private static void warnIfNotTunedAcrossHosts(java.nio.file.Path file, Transport transport) {
-        if (transport.hostArena() == null || !java.nio.file.Files.isRegularFile(file)) {
+        if (!transport.name().contains("+") || !java.nio.file.Files.isRegularFile(file)) { // not across hosts
             return;
         }
         java.util.Properties p = new java.util.Properties();
@@ -118,6 +118,15 @@ public final class Rendezvous {
                     + "within hosts with the built-in ones (jccl tune --hosts writes them; before session 23 it wrote "
                     + "tcp and shm, one host's names)", file, io.jccl.pipeline.CostModel.INTER_HOST,
                     io.jccl.pipeline.CostModel.INTRA_HOST);
+        }
+    }
+
+    /** Whether {@code given} are the parameters {@code agreed} (which {@code CostModel.toText} wrote). */
+    private static boolean sameParameters(String given, String agreed) {
+        try {
+            return io.jccl.pipeline.CostModel.parse(given).toText().equals(agreed);
+        } catch (IllegalArgumentException e) {
+            return false;
         }
     }
 
@@ -375,9 +384,12 @@ public final class Rendezvous {
         if (alone) {
             log.info(io.jccl.diag.DebugLog.Subsys.SHM, "rank {}: alone on its host: no shared memory", env.rank());
         } else if (name.contains("shm")) {
+            io.jccl.transport.SharedArena arena = transport.hostArena() != null ? transport.hostArena()
+                    : transport.arena();
             log.info(io.jccl.diag.DebugLog.Subsys.SHM, "rank {}: pairs on one host talk through shared memory "
                     + "(rings of {} bytes, exchange buffers of {} bytes)", env.rank(),
-                    config.settings().shmRingBytes(), config.settings().shmArenaBytes());
+                    config.settings().shmRingBytes(), arena != null ? arena.bufferBytes()
+                            : config.settings().shmArenaBytes());
         }
         if (name.contains("tcp")) {
             log.info(io.jccl.diag.DebugLog.Subsys.NET, "rank {}: pairs {} talk over TCP", env.rank(),
@@ -474,10 +486,9 @@ public final class Rendezvous {
                         + "which every rank takes: " + agreed.substring(1));
             }
             String tuneSource = store.getString("tune/source", timeout);
-            if (config.tuneParameters() != null && env.rank() != 0
-                    && !io.jccl.pipeline.CostModel.parse(config.tuneParameters()).toText().equals(agreed)) {
-                LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's ({}); AUTO uses rank "
-                        + "0's on every rank, so that every rank chooses alike", env.rank(), tuneSource);
+            if (config.tuneParameters() != null && env.rank() != 0 && !sameParameters(config.tuneParameters(), agreed)) {
+                LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's ({}), or do not parse; "
+                        + "AUTO uses rank 0's on every rank, so that every rank chooses alike", env.rank(), tuneSource);
             }
             config = config.withTuneParameters(agreed);
             logStart(io.jccl.diag.DebugLog.of(settings), init, env, transport, config, tuneSource);

@@ -41,8 +41,8 @@ import java.util.concurrent.ExecutionException;
  * <ol>
  *   <li>Round 1: every rank publishes the attempt's identity, its host and the token of a co-location probe (a file
  *   of its shared-memory directory written before the round, as {@code Rendezvous} proves co-location: ranks
- *   that read each other's token share memory); rank 0 also the job secret it generated and AUTO's cost
- *   model.</li>
+ *   that read each other's token share memory); rank 0 also the job secret it generated, AUTO's cost model (every
+ *   rank takes rank 0's) and its arena size (every host's arena takes it).</li>
  *   <li>Then the transports (TCP between hosts, shared memory within one) connect through a {@link GatherStore}
  *   on a thread of their own, while this thread runs rounds that carry the keys each rank set (which probes it
  *   read, its listening address, its segment) until every rank says it is connected, or one says why it is not:
@@ -107,8 +107,12 @@ public final class BarrierRendezvous {
         String arenaBytes = "-";
         if (rank == 0) { // AUTO's parameters and every host's arena size are rank 0's, as in Rendezvous
             secretHex = JobSecret.generate().toHex();
-            tune = config.tuneParameters() != null ? CostModel.parse(config.tuneParameters()).toText()
-                    : CostModel.load(settings.tuneFile()).toText();
+            try {
+                tune = config.tuneParameters() != null ? CostModel.parse(config.tuneParameters()).toText()
+                        : CostModel.load(settings.tuneFile()).toText();
+            } catch (RuntimeException e) { // every rank hears of it in this round, rank 0 too, and fails saying so
+                tune = "!" + e.getMessage();
+            }
             arenaBytes = Integer.toString(settings.shmArenaBytes());
         }
         String[][] first;
@@ -126,13 +130,17 @@ public final class BarrierRendezvous {
             boolean found = r == rank ? wrote : wrote && readsAs(dir.resolve(probeName + r), first[r][3]);
             seen.append(found ? '1' : '0');
         }
+        if (first[0][5].startsWith("!")) {
+            deleteQuietly(probe);
+            throw new JcclException("rank " + rank + " (" + identity + "): rank 0 could not read its tuning "
+                    + "parameters, which every rank takes: " + first[0][5].substring(1), null);
+        }
         JobSecret secret = derive(JobSecret.fromHex(first[0][4]), identity);
         // rank 0's parameters on every rank (the program's own on a rank, where they differ, would let AUTO choose
         // otherwise than its peers: a mismatch on every such call)
-        if (config.tuneParameters() != null && rank != 0
-                && !CostModel.parse(config.tuneParameters()).toText().equals(first[0][5])) {
-            LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's; AUTO uses rank 0's on "
-                    + "every rank, so that every rank chooses alike", rank);
+        if (config.tuneParameters() != null && rank != 0 && !sameParameters(config.tuneParameters(), first[0][5])) {
+            LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's (or do not parse); AUTO "
+                    + "uses rank 0's on every rank, so that every rank chooses alike", rank);
         }
         config = config.withTuneParameters(first[0][5]);
         int hostArenaBytes = Integer.parseInt(first[0][6]);
@@ -256,6 +264,15 @@ public final class BarrierRendezvous {
                 t.close();
             }
             throw e;
+        }
+    }
+
+    /** Whether {@code given} are the parameters {@code agreed} (which {@code CostModel.toText} wrote). */
+    private static boolean sameParameters(String given, String agreed) {
+        try {
+            return CostModel.parse(given).toText().equals(agreed);
+        } catch (IllegalArgumentException e) {
+            return false;
         }
     }
 

@@ -130,6 +130,30 @@ class BarrierRendezvousTest {
         assertTrue(results.get(0) instanceof String, () -> "failed: " + results);
     }
 
+    /** Rank 0's program gives parameters that do not parse: every rank fails after the first round, saying so. */
+    @Test
+    void everyRankFailsAtOnceWhereRankZerosParametersDoNotParse() throws InterruptedException {
+        int world = 3;
+        ThreadGather gather = new ThreadGather(world);
+        long start = System.nanoTime();
+        List<Object> results = onThreads(world, rank -> {
+            CommunicatorConfig c = config(Map.of());
+            if (rank == 0) {
+                c = c.withTuneParameters("tcp.link.alpha_us=fifty\n");
+            }
+            try (Communicator comm = BarrierRendezvous.connect(rank, world, IDENTITY, "127.0.0.1", "tcp",
+                    gather.rank(rank), c)) {
+                return "connected as rank " + comm.rank();
+            }
+        });
+        for (int r = 0; r < world; r++) {
+            Object res = results.get(r);
+            assertTrue(res instanceof JcclException && ((JcclException) res).getMessage()
+                    .contains("rank 0 could not read its tuning parameters"), "rank " + r + ": " + res);
+        }
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once");
+    }
+
     @Test
     void aRankThatCannotShareMemoryMakesEveryRankFailAtOnceNamingIt() throws InterruptedException {
         int world = 3;
