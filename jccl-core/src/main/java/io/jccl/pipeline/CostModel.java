@@ -91,6 +91,18 @@ public final class CostModel {
         return sb.toString();
     }
 
+    /**
+     * Whether {@code given} (parameters a program gave) are {@code agreed} ({@link #toText()} of rank 0's): false
+     * also where {@code given} do not parse.
+     */
+    public static boolean sameParameters(String given, String agreed) {
+        try {
+            return parse(given).toText().equals(agreed);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
     /** The model {@link #toText()} wrote: the defaults, overridden by every line of {@code text}. */
     public static CostModel parse(String text) {
         CostModel m = defaults();

@@ -121,15 +121,6 @@ public final class Rendezvous {
         }
     }
 
-    /** Whether {@code given} are the parameters {@code agreed} (which {@code CostModel.toText} wrote). */
-    private static boolean sameParameters(String given, String agreed) {
-        try {
-            return io.jccl.pipeline.CostModel.parse(given).toText().equals(agreed);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
-    }
-
     private static ShmTransport connectShm(int rank, int size, Store store, JcclSettings settings,
                                            Duration timeout) {
         return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
@@ -486,7 +477,7 @@ public final class Rendezvous {
                         + "which every rank takes: " + agreed.substring(1));
             }
             String tuneSource = store.getString("tune/source", timeout);
-            if (config.tuneParameters() != null && env.rank() != 0 && !sameParameters(config.tuneParameters(), agreed)) {
+            if (config.tuneParameters() != null && env.rank() != 0 && !io.jccl.pipeline.CostModel.sameParameters(config.tuneParameters(), agreed)) {
                 LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's ({}), or do not parse; "
                         + "AUTO uses rank 0's on every rank, so that every rank chooses alike", env.rank(), tuneSource);
             }

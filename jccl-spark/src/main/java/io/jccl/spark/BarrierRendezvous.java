@@ -138,7 +138,7 @@ public final class BarrierRendezvous {
         JobSecret secret = derive(JobSecret.fromHex(first[0][4]), identity);
         // rank 0's parameters on every rank (the program's own on a rank, where they differ, would let AUTO choose
         // otherwise than its peers: a mismatch on every such call)
-        if (config.tuneParameters() != null && rank != 0 && !sameParameters(config.tuneParameters(), first[0][5])) {
+        if (config.tuneParameters() != null && rank != 0 && !CostModel.sameParameters(config.tuneParameters(), first[0][5])) {
             LOG.warn("rank {}: the tuning parameters its program gave differ from rank 0's (or do not parse); AUTO "
                     + "uses rank 0's on every rank, so that every rank chooses alike", rank);
         }
@@ -264,15 +264,6 @@ public final class BarrierRendezvous {
                 t.close();
             }
             throw e;
-        }
-    }
-
-    /** Whether {@code given} are the parameters {@code agreed} (which {@code CostModel.toText} wrote). */
-    private static boolean sameParameters(String given, String agreed) {
-        try {
-            return CostModel.parse(given).toText().equals(agreed);
-        } catch (IllegalArgumentException e) {
-            return false;
         }
     }
 
