@@ -50,6 +50,7 @@ public final class Rendezvous {
         int rank = env.rank();
         int world = env.worldSize();
         store.setString("host/" + rank, hostIdentity());
+        agreeKind(rank, world, store, kind, timeout);
         if (kind.equals("tcp")) {
             return TcpTransport.connect(rank, world, store, tcp);
         }
@@ -93,6 +94,28 @@ public final class Rendezvous {
         } catch (RuntimeException e) {
             remote.close();
             throw e;
+        }
+    }
+
+    /**
+     * Every rank must be given the same {@code JCCL_TRANSPORT}: a rank with {@code tcp} among ranks with {@code auto}
+     * would skip the co-location proof the others wait for, and every rank would wait until its deadline and fail
+     * without saying why. Every rank publishes its kind and reads every other's, so every rank fails at once with
+     * the same message, naming the first rank whose kind differs from rank 0's.
+     */
+    static void agreeKind(int rank, int world, Store store, String kind, Duration timeout) {
+        if (world == 1) {
+            return;
+        }
+        store.setString("transport/" + rank, kind);
+        String first = store.getString("transport/0", timeout);
+        for (int r = 1; r < world; r++) {
+            String theirs = store.getString("transport/" + r, timeout);
+            if (!theirs.equals(first)) {
+                throw new IllegalArgumentException("rank " + rank + ": the ranks were given different transports: "
+                        + "rank 0 has JCCL_TRANSPORT=" + first + ", rank " + r + " has JCCL_TRANSPORT=" + theirs
+                        + "; give every rank the same (auto, shm or tcp)");
+            }
         }
     }
 
@@ -427,6 +450,7 @@ public final class Rendezvous {
         TcpStoreServer server = null;
         Store client = null;
         Transport transport = null;
+        boolean failed = true;
         try {
             if (init.kind() == InitMethod.Kind.FILE) {
                 client = new io.jccl.store.FileStore(init.directory());
@@ -489,7 +513,9 @@ public final class Rendezvous {
             if (init.kind() == InitMethod.Kind.FILE && env.rank() == 0) {
                 ((io.jccl.store.FileStore) client).clear();
             }
-            return new DefaultCommunicator(transport, config);
+            DefaultCommunicator comm = new DefaultCommunicator(transport, config);
+            failed = false;
+            return comm;
         } catch (RuntimeException e) {
             if (transport != null) {
                 transport.close();
@@ -500,7 +526,11 @@ public final class Rendezvous {
                 client.close();
             }
             if (server != null) {
-                server.close();
+                if (failed) { // the others may still be reading why (a marker rank 0 published): let them, briefly
+                    server.closeWhenIdle(Duration.ofSeconds(3));
+                } else {
+                    server.close();
+                }
             }
         }
     }

@@ -170,6 +170,24 @@ public final class TcpStoreServer implements AutoCloseable {
         out.flush();
     }
 
+    /**
+     * Closes once every client has gone, or after {@code grace}: a rank 0 that fails at start-up has often just
+     * published why (a marker its peers read and fail with), and closing at once would give the peers still
+     * reading a lost connection instead of the reason.
+     */
+    public void closeWhenIdle(Duration grace) {
+        long until = System.nanoTime() + grace.toNanos();
+        while (!clients.isEmpty() && System.nanoTime() < until) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        close();
+    }
+
     @Override
     public void close() {
         closed = true;

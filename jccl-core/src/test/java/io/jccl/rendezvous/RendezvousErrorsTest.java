@@ -95,6 +95,45 @@ class RendezvousErrorsTest {
         }
     }
 
+    /**
+     * A rank given JCCL_TRANSPORT=tcp among ranks given auto skipped the co-location proof the others waited for:
+     * every rank waited until its connect timeout and failed without saying why. Now every rank fails at once,
+     * naming the rank and both kinds, rank 0 included (its store stays up until the others have read the kinds).
+     */
+    @Test
+    void shouldNameTheRankGivenAnotherTransportOnEveryRankAtOnce() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        io.jccl.CommunicatorConfig config = io.jccl.CommunicatorConfig.fromEnvironment();
+        long start = System.nanoTime();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            int rank = r;
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "4",
+                        "JCCL_TRANSPORT", rank == 2 ? "tcp" : "auto"));
+                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(40))) {
+                    return "connected as rank " + c.rank();
+                } catch (RuntimeException e) {
+                    return e.getMessage();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before the others connect to it
+            }
+        }
+        for (int r = 0; r < 4; r++) {
+            String m = fs.get(r).get(30, TimeUnit.SECONDS);
+            assertTrue(m != null && m.contains("rank 0 has JCCL_TRANSPORT=auto, rank 2 has JCCL_TRANSPORT=tcp"),
+                    "rank " + r + ": " + m);
+        }
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once");
+    }
+
     // ------------------------------------------------------------------ the environment
 
     @Test

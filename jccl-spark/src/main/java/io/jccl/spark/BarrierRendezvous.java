@@ -91,7 +91,7 @@ public final class BarrierRendezvous {
         Duration timeout = settings.connectTimeout();
         long started = System.nanoTime();
 
-        // round 1: identity, secret, cost model, co-location probe, host. The probe is in place before this rank
+        // round 1: identity, secret, cost model, arena size, transport kind, co-location probe, host. The probe is in place before this rank
         // joins the round, so every rank that reads it after the round finds it if it shares the directory.
         Path dir = settings.shmDirectory();
         SecureRandom random = new SecureRandom();
@@ -120,7 +120,7 @@ public final class BarrierRendezvous {
         StringBuilder seen = new StringBuilder();
         try {
             first = exchange(gather, identity, rank, world, hostName() + " (" + host + ")", wrote ? token : "-",
-                    secretHex, tune, arenaBytes);
+                    secretHex, tune, arenaBytes, transport);
         } catch (RuntimeException | Error e) {
             deleteQuietly(probe);
             throw e;
@@ -134,6 +134,14 @@ public final class BarrierRendezvous {
             deleteQuietly(probe);
             throw new JcclException("rank " + rank + " (" + identity + "): rank 0 could not read its tuning "
                     + "parameters, which every rank takes: " + first[0][5].substring(1), null);
+        }
+        for (int r = 1; r < world; r++) { // every task one kind of transport, or none connects (as in Rendezvous)
+            if (!first[r][7].equals(first[0][7])) {
+                deleteQuietly(probe);
+                throw new JcclException("rank " + rank + " (" + identity + "): the tasks were given different "
+                        + "transports: rank 0 has " + first[0][7] + ", rank " + r + " has " + first[r][7]
+                        + "; give every task the same (auto, shm or tcp)", null);
+            }
         }
         JobSecret secret = derive(JobSecret.fromHex(first[0][4]), identity);
         // rank 0's parameters on every rank (the program's own on a rank, where they differ, would let AUTO choose

@@ -154,6 +154,29 @@ class BarrierRendezvousTest {
         assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once");
     }
 
+    /**
+     * A task given tcp among tasks given auto skipped the co-location probe and connected otherwise than its peers:
+     * every task now fails after the first round, naming the task and both kinds.
+     */
+    @Test
+    void everyRankFailsAtOnceWhereTheTasksAreGivenDifferentTransports() throws InterruptedException {
+        int world = 3;
+        ThreadGather gather = new ThreadGather(world);
+        long start = System.nanoTime();
+        List<Object> results = onThreads(world, rank -> {
+            try (Communicator comm = BarrierRendezvous.connect(rank, world, IDENTITY, "127.0.0.1",
+                    rank == 2 ? "tcp" : "auto", gather.rank(rank), config(Map.of()))) {
+                return "connected as rank " + comm.rank();
+            }
+        });
+        for (int r = 0; r < world; r++) {
+            Object res = results.get(r);
+            assertTrue(res instanceof JcclException && ((JcclException) res).getMessage()
+                    .contains("rank 0 has auto, rank 2 has tcp"), "rank " + r + ": " + res);
+        }
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once");
+    }
+
     @Test
     void aRankThatCannotShareMemoryMakesEveryRankFailAtOnceNamingIt() throws InterruptedException {
         int world = 3;
