@@ -16,7 +16,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The measuring loop, run by every rank (nccl-tests' method, the peers' "iso" variant): warm-up, then for each
+ * The measuring loop, run by every rank (nccl-tests' method, the peers' "iso" variant): warm-up (the same loop, on
+ * every measured size up to 64 KiB, then passes of it until no rank's JIT compiles anything), then for each
  * timed iteration a barrier, the clock, one collective, the clock; the per-iteration time is the maximum over ranks
  * (one allreduce MAX of all iterations at the end), and a size's time is the median over iterations. Float32,
  * SUM. The last iteration's result is checked exactly (#wrong).
@@ -186,13 +187,13 @@ public final class Bench {
         // the rows above 64 KiB, on 128 KiB with the algorithm each of them runs, whose code there may be other than
         // at 64 KiB and below (on the 2 x 2 bed AUTO's 1 MiB allreduce, the ring, took 7.3-13 ms after a warm-up
         // that ran only the small sizes' hierarchical regime, against 1.9-2.8 ms for the ring warmed on its own code)
-        List<float[]> warmUps = new ArrayList<>();
+        List<Integer> warmUps = new ArrayList<>(); // element counts
         List<CollectiveOptions> warmOpts = new ArrayList<>();
-        warmUps.add(new float[n * Math.max(1, 256 / n)]);
+        warmUps.add(n * Math.max(1, 256 / n));
         warmOpts.add(opts);
         for (long bytes : sizes) {
             if (bytes <= 64 << 10) {
-                warmUps.add(new float[rowCount(op, bytes, n)]);
+                warmUps.add(rowCount(op, bytes, n));
                 warmOpts.add(opts);
             }
         }
@@ -203,79 +204,57 @@ public final class Bench {
             }
         }
         for (Algorithm a : larger) {
-            warmUps.add(new float[rowCount(op, 128 << 10, n)]);
+            warmUps.add(rowCount(op, 128 << 10, n));
             warmOpts.add(CollectiveOptions.DEFAULT.withAlgorithm(a));
         }
         // with registered buffers on those (direct memory on TCP): code warmed on arrays alone is recompiled, and
         // the JIT's threads charged, during the first registered rows
-        List<Tensor[]> warmShared = new ArrayList<>();
-        for (float[] w : warmUps) {
-            warmShared.add(reg ? new Tensor[] {comm.allocate(DataType.FLOAT32, w.length),
-                comm.allocate(DataType.FLOAT32, w.length)} : new Tensor[2]);
+        boolean inPlace = !reg && (op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER);
+        List<Sample> warm = new ArrayList<>();
+        for (int k = 0; k < warmUps.size(); k++) {
+            // as many iterations as the size's row has, so that agreeing on the times is the rows' call too
+            int length = warmUps.get(k);
+            warm.add(new Sample(comm, length, iterations(4L * length, scale)[1], reg, inPlace));
         }
-        // each size twice in a row, on the same arrays, as a row's calls are: a call on the tensors of the call before
-        // takes another path through the pipeline (the prepared call's kept staging window) than a call on others,
-        // and a path first met in a row makes the JIT deoptimise and recompile during it (2-rank 4 B allreduce over
-        // shm: 0.72-0.98 us after a warm-up that only alternated, against 0.50-0.57; docs/performance.md)
-        List<float[]> warmOuts = new ArrayList<>();
-        for (float[] w : warmUps) {
-            warmOuts.add(new float[w.length]);
+        // the warm-up runs the rows' own loop (measure), in chunks of a row's iterations on the same arrays, as a
+        // row's calls are: a call on the tensors of the call before takes another path through the pipeline (the
+        // prepared call's kept staging window) than a call on others (2-rank 4 B allreduce over shm: 0.72-0.98 us
+        // after a warm-up that only alternated, against 0.50-0.57), and the loop's own code (the fill, the CPU clock)
+        // first met in the first row was compiled during it, on the core of a rank bound to one (1.2-1.5 us against
+        // 0.45-0.6 in 2 of 5 runs; docs/performance.md)
+        for (int calls = 0, k = 0; calls < Math.max(100, (int) (20_000 * scale)); k = (k + 1) % warm.size()) {
+            measure(comm, op, warmOpts.get(k), warm.get(k), 0, os);
+            agree(comm, warm.get(k).times, new long[1]);
+            calls += warm.get(k).times.length;
         }
-        for (int i = 0; i < Math.max(100, (int) (20_000 * scale)); i++) {
-            int k = (i / 2) % warmUps.size();
-            float[] w = warmUps.get(k);
-            Tensor[] ws = warmShared.get(k);
-            timed(comm, op, warmOpts.get(k), w, warmOuts.get(k), w.length / n, ws[0], ws[1]);
-            if (i % 100 == 99) {
-                agree(comm, new double[iterations(4L * w.length, scale)[1]], new long[1]);
+        // then until no rank's JIT compiled anything during a pass over the warm-up sizes (at most QUIET_PASSES):
+        // a compile still queued runs on the core of the rank it belongs to, and a row measured meanwhile waits for it
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        boolean timesJit = jit != null && jit.isCompilationTimeMonitoringSupported();
+        for (int pass = 0; pass < QUIET_PASSES && timesJit; pass++) {
+            long before = jit.getTotalCompilationTime();
+            for (int k = 0; k < warm.size(); k++) {
+                measure(comm, op, warmOpts.get(k), warm.get(k), 0, os);
+            }
+            long[] compiled = {jit.getTotalCompilationTime() != before ? 1 : 0};
+            comm.allReduce(Tensor.of(compiled), ReduceOp.MAX);
+            if (compiled[0] == 0) {
+                break;
             }
         }
         for (long bytes : sizes) {
             int count = rowCount(op, bytes, n);
-            float[] a = new float[count];
-            float[] b = new float[count];
-            Tensor shared = reg ? comm.allocate(DataType.FLOAT32, count) : null;
-            Tensor sharedOut = reg ? comm.allocate(DataType.FLOAT32, count) : null;
-            int block = count / n;
             int[] it = iterations(4L * count, scale);
-            double[] times = new double[it[1]];
-            // allgather and reduce_scatter also in place, as NCCL defines it: the input is this rank's block of
-            // the output (allgather), the output this rank's block of the input (reduce_scatter)
-            boolean inPlace = !reg && (op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER);
-            float[] ia = inPlace ? new float[count] : null;
-            double[] inTimes = new double[inPlace ? it[1] : 0];
-            long cpu = 0; // CPU time of the timed calls and the barrier before each, not of the refill
-            for (int i = -it[0]; i < it[1]; i++) {
-                Arrays.fill(a, comm.rank() + 1);
-                if (shared != null) {
-                    copy(a, shared, true);
-                }
-                // the CPU clock is a system call: read before the barrier, not between it and the timed call, whose
-                // first microsecond it would slow (a kernel entry leaves the caches and TLB cold)
-                long c0 = os.getProcessCpuTime();
-                long nanos = timed(comm, op, opts, a, b, block, shared, sharedOut);
-                long c1 = os.getProcessCpuTime();
-                if (i >= 0) {
-                    times[i] = nanos / 1e3;
-                    cpu += c1 - c0;
-                }
-                if (inPlace) {
-                    int r = comm.rank();
-                    Arrays.fill(ia, op == OpType.ALL_GATHER ? 0 : r + 1);
-                    Arrays.fill(ia, r * block, (r + 1) * block, r + 1);
-                    comm.barrier();
-                    long t2 = System.nanoTime();
-                    if (op == OpType.ALL_GATHER) {
-                        comm.allGather(Tensor.of(ia, r * block, block), Tensor.of(ia), opts);
-                    } else {
-                        comm.reduceScatter(Tensor.of(ia), Tensor.of(ia, r * block, block), ReduceOp.SUM, opts);
-                    }
-                    long t3 = System.nanoTime();
-                    if (i >= 0) {
-                        inTimes[i] = (t3 - t2) / 1e3;
-                    }
-                }
-            }
+            Sample row = new Sample(comm, count, it[1], reg, inPlace);
+            long cpu = measure(comm, op, opts, row, it[0], os);
+            float[] a = row.a;
+            float[] b = row.b;
+            Tensor shared = row.shared;
+            Tensor sharedOut = row.sharedOut;
+            float[] ia = row.ia;
+            int block = row.block;
+            double[] times = row.times;
+            double[] inTimes = row.inTimes;
             double cpuSeconds = cpu / 1e9 / it[1] / sharing;
             if (shared != null) {
                 copy(a, shared, false);
@@ -328,6 +307,77 @@ public final class Bench {
      * What every row ends with, on every rank alike: each iteration's time becomes the maximum over ranks, the count
      * of wrong elements the sum.
      */
+    /** At most this many passes over the warm-up sizes until no rank's JIT compiled anything during one. */
+    private static final int QUIET_PASSES = 20;
+
+    /** One size's arrays (or registered buffers) and iteration times, for {@link #measure}. */
+    private static final class Sample {
+        final float[] a;
+        final float[] b;
+        final float[] ia; // in place (allgather, reduce_scatter), or null
+        final Tensor shared;
+        final Tensor sharedOut;
+        final int block;
+        final double[] times;
+        final double[] inTimes;
+
+        Sample(Communicator comm, int count, int iterations, boolean registered, boolean inPlace) {
+            a = new float[count];
+            b = new float[count];
+            ia = inPlace ? new float[count] : null;
+            shared = registered ? comm.allocate(DataType.FLOAT32, count) : null;
+            sharedOut = registered ? comm.allocate(DataType.FLOAT32, count) : null;
+            block = count / comm.size();
+            times = new double[iterations];
+            inTimes = new double[inPlace ? iterations : 0];
+        }
+    }
+
+    /**
+     * The measuring loop of one size: {@code warm} untimed iterations, then {@code s.times.length} timed ones (and
+     * as many in place where {@code s.ia} is given), each: the input refilled, the CPU clock, barrier, the call, the
+     * CPU clock. Returns the CPU time of the timed calls and the barriers before them (not of the refill). The
+     * warm-up runs this same loop, so that the JIT has compiled all of it before the first row.
+     */
+    private static long measure(Communicator comm, OpType op, CollectiveOptions opts, Sample s, int warm,
+                                com.sun.management.OperatingSystemMXBean os) {
+        long cpu = 0;
+        int r = comm.rank();
+        for (int i = -warm; i < s.times.length; i++) {
+            Arrays.fill(s.a, r + 1);
+            if (s.shared != null) {
+                copy(s.a, s.shared, true);
+            }
+            // the CPU clock is a system call: read before the barrier, not between it and the timed call, whose
+            // first microsecond it would slow (a kernel entry leaves the caches and TLB cold)
+            long c0 = os.getProcessCpuTime();
+            long nanos = timed(comm, op, opts, s.a, s.b, s.block, s.shared, s.sharedOut);
+            long c1 = os.getProcessCpuTime();
+            if (i >= 0) {
+                s.times[i] = nanos / 1e3;
+                cpu += c1 - c0;
+            }
+            if (s.ia != null) {
+                // allgather and reduce_scatter also in place, as NCCL defines it: the input is this rank's block of
+                // the output (allgather), the output this rank's block of the input (reduce_scatter)
+                Arrays.fill(s.ia, op == OpType.ALL_GATHER ? 0 : r + 1);
+                Arrays.fill(s.ia, r * s.block, (r + 1) * s.block, r + 1);
+                comm.barrier();
+                long t2 = System.nanoTime();
+                if (op == OpType.ALL_GATHER) {
+                    comm.allGather(Tensor.of(s.ia, r * s.block, s.block), Tensor.of(s.ia), opts);
+                } else {
+                    comm.reduceScatter(Tensor.of(s.ia), Tensor.of(s.ia, r * s.block, s.block), ReduceOp.SUM, opts);
+                }
+                long t3 = System.nanoTime();
+                if (i >= 0) {
+                    s.inTimes[i] = (t3 - t2) / 1e3;
+                }
+            }
+        }
+        return cpu;
+    }
+
     private static void agree(Communicator comm, double[] times, long[] wrong) {
         comm.allReduce(Tensor.of(times), ReduceOp.MAX);
         comm.allReduce(Tensor.of(wrong), ReduceOp.SUM);
