@@ -184,6 +184,48 @@ class FirstHourApiTest {
         assertThrows(JcclException.class, () -> Jccl.runThreads(2, c -> c.newGroup(0, 2)));
     }
 
+    /**
+     * Lists whose weak digest (Arrays.hashCode) collided, [0, 33] and [1, 2], passed as the same list: ranks 0, 1, 2
+     * and 33 formed one group of four where each expected two, a silently wrong group. Every rank now fails.
+     */
+    @Test
+    void newGroupWithListsThatDifferButOnceHashedAlikeFailsOnEveryRank() {
+        assertEquals(java.util.Arrays.hashCode(new int[] {0, 33}), java.util.Arrays.hashCode(new int[] {1, 2}),
+                "the premise");
+        List<String> messages = Jccl.runThreads(34, c -> {
+            int[] list = c.rank() == 1 || c.rank() == 2 ? new int[] {1, 2} : new int[] {0, 33};
+            JcclException e = assertThrows(JcclException.class, () -> c.newGroup(list));
+            return e.getMessage();
+        });
+        for (String m : messages) {
+            assertTrue(m.contains("rank 1 passed other ranks than rank 0"), m);
+        }
+    }
+
+    /**
+     * A bad list or color on one rank failed that rank alone, before the exchange, and the others waited in it until
+     * their deadline: every rank now fails at once, naming the rank.
+     */
+    @Test
+    void aBadGroupOnOneRankFailsEveryRankAtOnceNamingIt() {
+        long start = System.nanoTime();
+        List<String> messages = Jccl.runThreads(3, c -> {
+            String a = assertThrows(IllegalArgumentException.class,
+                    () -> c.newGroup(c.rank() == 1 ? new int[] {0, 3} : new int[] {0, 1})).getMessage();
+            String b = assertThrows(IllegalArgumentException.class,
+                    () -> c.split(c.rank() == 2 ? -7 : 0, 0)).getMessage();
+            c.barrier(); // the communicator stays usable
+            return a + " | " + b;
+        });
+        for (int r = 0; r < 3; r++) {
+            String m = messages.get(r);
+            assertTrue(m.contains((r == 1 ? "this rank (1)" : "rank 1") + " passed rank 3, not a rank of this "
+                    + "communicator of 3"), m);
+            assertTrue(m.contains((r == 2 ? "this rank (2) gave -7" : "rank 2 gave -7")), m);
+        }
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once");
+    }
+
     /** Each rank's value, or the rank's failure rethrown. */
     private static <T> List<T> values(List<RankHarness.Outcome<T>> outcomes) {
         List<T> out = new ArrayList<>();

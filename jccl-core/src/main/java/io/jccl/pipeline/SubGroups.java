@@ -37,13 +37,20 @@ final class SubGroups {
     }
 
     Communicator split(int color, int key) {
-        if (color < Communicator.UNDEFINED) {
-            throw new IllegalArgumentException("split: color must be >= 0 or UNDEFINED (-1), got " + color);
-        }
         int p = transport.size();
         int[] mine = {color, key};
         int[] all = new int[2 * p];
+        // a bad color is checked after the exchange, so that every rank fails naming the rank that gave it (checked
+        // before, that rank alone failed and the others waited in the exchange until their deadline)
         parent.allGather(Tensor.of(mine), Tensor.of(all));
+        for (int r = 0; r < p; r++) {
+            if (all[2 * r] < Communicator.UNDEFINED) {
+                String who = r == transport.rank() ? "this rank (" + r + ")" : "rank " + r;
+                throw new IllegalArgumentException("split: color must be >= 0 or UNDEFINED (-1); " + who + " gave "
+                        + all[2 * r] + (r == transport.rank() ? "" : "; this rank " + transport.rank() + " gave "
+                        + color));
+            }
+        }
         int splitIndex;
         synchronized (this) {
             splitIndex = splits++;
@@ -68,39 +75,74 @@ final class SubGroups {
 
     /**
      * torch's {@code new_group}: the ranks {@code ranks} (any order, no repeats) in increasing order, as a
-     * {@link #split} in which they take one color and every other rank none. Every rank first shares a digest of
-     * its list, so that lists that differ fail on every rank, naming the first rank whose list is not rank 0's.
+     * {@link #split} in which they take one color and every other rank none. Every rank first shares what it found
+     * wrong with its list (a rank out of range, a rank twice, none) and a SHA-256 digest of the sorted list, so that
+     * a bad list or lists that differ fail on every rank at once, naming the first rank at fault (a weak digest let
+     * {@code [0, 33]} and {@code [1, 2]} pass as the same list: a group other than some ranks expected).
      */
     Communicator newGroup(int[] ranks) {
         java.util.Objects.requireNonNull(ranks, "ranks");
         int p = transport.size();
+        int me = transport.rank();
         int[] sorted = ranks.clone();
         java.util.Arrays.sort(sorted);
-        for (int i = 0; i < sorted.length; i++) {
-            if (sorted[i] < 0 || sorted[i] >= p) {
-                throw new IllegalArgumentException("newGroup: rank " + sorted[i] + " is not a rank of this "
-                        + "communicator of " + p + ": ranks are 0 to " + (p - 1));
-            }
-            if (i > 0 && sorted[i] == sorted[i - 1]) {
-                throw new IllegalArgumentException("newGroup: rank " + sorted[i] + " is listed twice in "
-                        + java.util.Arrays.toString(ranks));
-            }
-        }
+        long[] mine = new long[GROUP_WORDS];
         if (sorted.length == 0) {
-            throw new IllegalArgumentException("newGroup: no ranks given");
+            mine[0] = NO_RANKS;
         }
-        long digest = java.util.Arrays.hashCode(sorted) * 0x9E3779B97F4A7C15L + sorted.length;
-        long[] all = new long[p];
-        parent.allGather(Tensor.of(new long[] {digest}), Tensor.of(all));
-        for (int r = 1; r < p; r++) {
-            if (all[r] != all[0]) {
-                throw new io.jccl.JcclException(transport.rank(), io.jccl.OpType.ALL_GATHER, -1, "newGroup: rank "
-                        + r + " passed other ranks than rank 0 (every rank must pass the same list; this rank "
-                        + transport.rank() + " passed " + java.util.Arrays.toString(sorted) + ")", null);
+        for (int i = 0; i < sorted.length && mine[0] == 0; i++) {
+            if (sorted[i] < 0 || sorted[i] >= p) {
+                mine[0] = OUT_OF_RANGE;
+                mine[1] = sorted[i];
+            } else if (i > 0 && sorted[i] == sorted[i - 1]) {
+                mine[0] = TWICE;
+                mine[1] = sorted[i];
             }
         }
-        boolean member = java.util.Arrays.binarySearch(sorted, transport.rank()) >= 0;
-        return split(member ? 0 : Communicator.UNDEFINED, transport.rank());
+        java.nio.ByteBuffer digest = java.nio.ByteBuffer.wrap(sha256(sorted));
+        for (int i = 2; i < GROUP_WORDS; i++) {
+            mine[i] = digest.getLong();
+        }
+        long[] all = new long[GROUP_WORDS * p];
+        parent.allGather(Tensor.of(mine), Tensor.of(all));
+        for (int r = 0; r < p; r++) {
+            long what = all[GROUP_WORDS * r];
+            if (what != 0) {
+                String who = r == me ? "this rank (" + r + ")" : "rank " + r;
+                String why = what == NO_RANKS ? "no ranks" : what == TWICE ? "rank " + all[GROUP_WORDS * r + 1]
+                        + " twice" : "rank " + all[GROUP_WORDS * r + 1] + ", not a rank of this communicator of " + p
+                        + " (ranks are 0 to " + (p - 1) + ")";
+                throw new IllegalArgumentException("newGroup: " + who + " passed " + why
+                        + (r == me ? ": " + java.util.Arrays.toString(ranks) : ""));
+            }
+        }
+        for (int r = 1; r < p; r++) {
+            if (!java.util.Arrays.equals(all, GROUP_WORDS * r + 2, GROUP_WORDS * (r + 1), all, 2, GROUP_WORDS)) {
+                throw new io.jccl.JcclException(me, io.jccl.OpType.ALL_GATHER, -1, "newGroup: rank "
+                        + r + " passed other ranks than rank 0 (every rank must pass the same list; this rank "
+                        + me + " passed " + java.util.Arrays.toString(sorted) + ")", null);
+            }
+        }
+        boolean member = java.util.Arrays.binarySearch(sorted, me) >= 0;
+        return split(member ? 0 : Communicator.UNDEFINED, me);
+    }
+
+    /** newGroup's exchange per rank: what is wrong with its list (0: nothing), the rank at fault, a 256-bit digest. */
+    private static final int GROUP_WORDS = 6;
+    private static final long OUT_OF_RANGE = 1;
+    private static final long TWICE = 2;
+    private static final long NO_RANKS = 3;
+
+    private static byte[] sha256(int[] sorted) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 * sorted.length);
+        for (int r : sorted) {
+            b.putInt(r);
+        }
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(b.array());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     /** A 30-bit id for a child, the same on every member; distinct from its parent's and siblings' ids. */
