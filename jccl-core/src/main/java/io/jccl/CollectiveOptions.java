@@ -47,7 +47,7 @@ public final class CollectiveOptions {
         if (newTimeout.isNegative() || newTimeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive: timeout=" + newTimeout);
         }
-        return new CollectiveOptions(algorithm, newTimeout);
+        return new CollectiveOptions(algorithm, JcclSettings.bounded(newTimeout));
     }
 
     /** {@return the algorithm asked for; {@link Algorithm#AUTO} by default} */

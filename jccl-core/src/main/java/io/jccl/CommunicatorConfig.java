@@ -34,7 +34,7 @@ public final class CommunicatorConfig {
 
     private CommunicatorConfig(Duration timeout, String tracePrefix, java.util.Map<OpType, Algorithm> algorithms,
                                JcclSettings settings, String tuneParameters, boolean deterministic) {
-        this.timeout = timeout;
+        this.timeout = JcclSettings.bounded(timeout);
         this.tracePrefix = tracePrefix;
         this.algorithms = algorithms;
         this.settings = settings;

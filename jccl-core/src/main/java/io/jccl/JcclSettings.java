@@ -421,6 +421,24 @@ public final class JcclSettings {
                 + flightRecorderEntries + ", debug=" + debugLevel + " " + debugSubsystems + "]";
     }
 
+    /**
+     * The longest deadline a call takes, about 73 years: a longer one (a user's "forever",
+     * {@code ChronoUnit.FOREVER.getDuration()}, {@code JCCL_TIMEOUT_MS=9223372036854775807}) is taken as this, so
+     * that the clock arithmetic of a deadline never overflows (it threw "long overflow" after the call had taken its
+     * sequence number, and every later call of the communicator waited for that one forever).
+     */
+    public static final Duration MAX_TIMEOUT = Duration.ofNanos(Long.MAX_VALUE / 4);
+
+    /**
+     * A deadline as calls take it.
+     *
+     * @param timeout a positive duration
+     * @return {@code timeout}, or {@link #MAX_TIMEOUT} where it is longer
+     */
+    public static Duration bounded(Duration timeout) {
+        return timeout.compareTo(MAX_TIMEOUT) > 0 ? MAX_TIMEOUT : timeout;
+    }
+
     private static Duration timeout(Map<String, String> env, Map<String, String> properties) {
         boolean property = properties.containsKey(TIMEOUT_PROPERTY);
         String name = property ? TIMEOUT_PROPERTY + " (system property)" : TIMEOUT_ENV;
@@ -437,7 +455,7 @@ public final class JcclSettings {
         if (ms <= 0) {
             throw bad(name, v, "a positive number of milliseconds");
         }
-        return Duration.ofMillis(ms);
+        return bounded(Duration.ofMillis(ms));
     }
 
     /** {@code JCCL_ALGO_ALL_REDUCE}, else {@code JCCL_ALGO_ALLREDUCE}, for every operation. */

@@ -99,7 +99,8 @@ public final class ProcessGroupOptions {
         if (newTimeout.isNegative() || newTimeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive, got " + newTimeout);
         }
-        return new ProcessGroupOptions(initMethod, rank, worldSize, newTimeout, transport, secretHex, config);
+        return new ProcessGroupOptions(initMethod, rank, worldSize, JcclSettings.bounded(newTimeout), transport,
+                secretHex, config);
     }
 
     /**

@@ -26,6 +26,29 @@ class ArgumentValidationTest {
         }
     }
 
+    /**
+     * A timeout too long for the clock ("forever") threw "long overflow" after the call had taken its sequence number,
+     * and every later call of the communicator waited for that one forever. It is now taken as
+     * {@link JcclSettings#MAX_TIMEOUT}, on a call, a config and a monitored barrier alike.
+     */
+    @Test
+    void aTimeoutOfForeverIsTakenAsTheLongestAndTheNextCallsRun() {
+        Duration forever = java.time.temporal.ChronoUnit.FOREVER.getDuration();
+        assertEquals(JcclSettings.MAX_TIMEOUT, CommunicatorConfig.fromEnvironment().withTimeout(forever).timeout());
+        List<float[]> out = Jccl.runThreads(2, CommunicatorConfig.fromEnvironment().withTimeout(forever), comm -> {
+            float[] x = {comm.rank() + 1};
+            comm.allReduce(Tensor.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT.withTimeout(forever));
+            comm.allReduce(x, ReduceOp.SUM);
+            comm.allReduceAsync(Tensor.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT.withTimeout(
+                    Duration.ofSeconds(Long.MAX_VALUE))).await();
+            comm.monitoredBarrier(forever);
+            comm.barrier();
+            return x;
+        });
+        assertArrayEquals(new float[] {12}, out.get(0));
+        assertArrayEquals(new float[] {12}, out.get(1));
+    }
+
     @Test
     void shouldRejectBadArgumentsWithoutCommunicating() throws Exception {
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(3, Duration.ofSeconds(20), comm -> {

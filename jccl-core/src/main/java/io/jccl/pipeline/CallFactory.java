@@ -296,10 +296,11 @@ final class CallFactory {
      * only the first), and the others learn it from rank 0's abort. Its signature says algorithm DIRECT, so a rank
      * in a plain barrier meanwhile is told apart.
      */
-    PreparedCall monitoredBarrier(Duration timeout) {
-        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("monitoredBarrier: the timeout must be positive, got " + timeout);
+    PreparedCall monitoredBarrier(Duration given) {
+        if (given == null || given.isNegative() || given.isZero()) {
+            throw new IllegalArgumentException("monitoredBarrier: the timeout must be positive, got " + given);
         }
+        Duration timeout = io.jccl.JcclSettings.bounded(given);
         CollectiveAlgorithm placeholder = registry.get(OpType.BARRIER, Algorithm.DISSEMINATION);
         return lend().fill(OpType.BARRIER, DataType.UINT8, 0, 0, null, Algorithm.DIRECT, placeholder, timeout,
                 false, (prepared, call, algorithm) -> {

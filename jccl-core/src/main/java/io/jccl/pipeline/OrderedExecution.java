@@ -69,7 +69,27 @@ final class OrderedExecution {
             calls.release(p);
             throw e;
         }
-        execute(p, seq, schedule(p, seq, 0));
+        long record;
+        try {
+            record = schedule(p, seq, 0);
+        } catch (RuntimeException | Error e) {
+            skip(seq, p);
+            throw e;
+        }
+        execute(p, seq, record);
+    }
+
+    /**
+     * A call that took sequence number {@code seq} and cannot run: it still takes its turn and passes it, or every
+     * later call of the communicator would wait for it forever.
+     */
+    private void skip(long seq, PreparedCall p) {
+        try {
+            awaitTurn(seq);
+            passTurn();
+        } finally {
+            calls.release(p);
+        }
     }
 
     /** A call object for call {@code seq} of {@code p}: the spare one restarted, or a new one. */
@@ -100,14 +120,20 @@ final class OrderedExecution {
         long seq = takeSequence(p.op());
         long record = schedule(p, seq, System.nanoTime());
         CompletableFuture<Void> future = new CompletableFuture<>();
-        asyncExecutor().execute(() -> {
-            try {
-                execute(p, seq, record);
-                future.complete(null);
-            } catch (Throwable t) {
-                future.completeExceptionally(t);
-            }
-        });
+        try {
+            asyncExecutor().execute(() -> {
+                try {
+                    execute(p, seq, record);
+                    future.complete(null);
+                } catch (Throwable t) {
+                    future.completeExceptionally(t);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) { // closed meanwhile
+            skip(seq, p);
+            failures.checkUsable(p.op());
+            throw e;
+        }
         return new Work(future);
     }
 
@@ -240,7 +266,13 @@ final class OrderedExecution {
         }
     }
 
+    /** Whether {@link #shutdown} ran; guarded by {@code this}. */
+    private boolean shutDown;
+
     private synchronized ExecutorService asyncExecutor() {
+        if (shutDown) { // a call that raced close: no new thread, which nothing would end
+            throw new java.util.concurrent.RejectedExecutionException("the communicator is closed");
+        }
         if (async == null) {
             async = Executors.newSingleThreadExecutor(r -> {
                 Thread t = new Thread(r, "jccl-rank-" + transport.rank() + "-async");
@@ -253,6 +285,7 @@ final class OrderedExecution {
 
     /** Lets queued asynchronous calls finish (they fail: the communicator is closed) and ends the async thread. */
     synchronized void shutdown() {
+        shutDown = true;
         if (async != null) {
             async.shutdown();
         }
