@@ -14,6 +14,20 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Work {
     private final CompletableFuture<Void> future;
+    /** {@link #toCompletableFuture}'s future, made on first use; guarded by {@code this}. */
+    private CompletableFuture<Void> view;
+
+    /**
+     * Where {@link #toCompletableFuture}'s future completes, and so where the actions a caller chains to it run
+     * ({@code thenRun}, {@code thenAccept}...): threads of their own, not the communicator's one thread for
+     * asynchronous calls, on which an action that makes a jccl call (a {@code recv} in an {@code irecv}'s callback)
+     * waited for itself forever.
+     */
+    private static final java.util.concurrent.Executor COMPLETIONS = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "jccl-work-completion");
+        t.setDaemon(true);
+        return t;
+    });
 
     /**
      * The handle of a call whose completion is {@code future}. The communicator makes these; a caller has no need
@@ -67,12 +81,27 @@ public final class Work {
     }
 
     /**
-     * The underlying future, to compose with other asynchronous work.
+     * A future that completes as this work does, to compose with other asynchronous work. It completes on a thread
+     * of jccl's own for completions, not on the thread that ran the call, so an action chained to it may make jccl
+     * calls, even wait for them; the actions of one work's future run one after the other, as
+     * {@code CompletableFuture} runs them. Cancelling it does not cancel the call.
      *
-     * @return the future this work wraps
+     * @return the future of this work
      */
-    public CompletableFuture<Void> toCompletableFuture() {
-        return future;
+    public synchronized CompletableFuture<Void> toCompletableFuture() {
+        if (view == null) {
+            CompletableFuture<Void> v = new CompletableFuture<>();
+            future.whenComplete((ok, failure) -> COMPLETIONS.execute(() -> {
+                if (failure == null) {
+                    v.complete(null);
+                } else {
+                    v.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+                            ? failure.getCause() : failure);
+                }
+            }));
+            view = v;
+        }
+        return view;
     }
 
     private static RuntimeException rethrow(Throwable cause) {

@@ -54,6 +54,43 @@ class AsyncAndBuffersTest {
         }
     }
 
+    /**
+     * An action chained to an asynchronous call's future that makes a jccl call itself (a recv in an irecv's
+     * callback, an allreduce after an asynchronous one) ran on the communicator's one thread for such calls and waited
+     * for itself forever. They now complete on threads of their own.
+     */
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void actionsChainedToAnAsynchronousCallMayMakeCallsOfTheirOwn(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<float[]>> out = RankHarness.run(kind, 2, Duration.ofSeconds(20), comm -> {
+            float[] got = new float[4];
+            if (comm.rank() == 1) {
+                Thread.sleep(300); // the irecv is posted and waiting before anything arrives
+                comm.send(Tensor.of(new float[] {1}), 0, 0);
+                comm.send(Tensor.of(new float[] {2}), 0, 0);
+            } else {
+                float[] a = new float[1];
+                float[] b = new float[1];
+                comm.irecv(Tensor.of(a), 1, 0).toCompletableFuture()
+                        .thenRun(() -> comm.recv(Tensor.of(b), 1, 0)).get(15, TimeUnit.SECONDS);
+                got[0] = a[0];
+                got[1] = b[0];
+            }
+            float[] x = {comm.rank() + 1};
+            float[] y = {10 * (comm.rank() + 1)};
+            comm.allReduceAsync(Tensor.of(x), ReduceOp.SUM).toCompletableFuture()
+                    .thenRun(() -> comm.allReduce(y, ReduceOp.SUM)).get(15, TimeUnit.SECONDS);
+            got[2] = x[0];
+            got[3] = y[0];
+            return got;
+        });
+        for (RankHarness.Outcome<float[]> o : out) {
+            assertNull(o.error);
+        }
+        assertArrayEquals(new float[] {1, 2, 3, 30}, out.get(0).value);
+        assertArrayEquals(new float[] {0, 0, 3, 30}, out.get(1).value);
+    }
+
     @ParameterizedTest
     @EnumSource(TransportKind.class)
     void shouldRethrowAsyncFailureFromAwait(TransportKind kind) throws Exception {

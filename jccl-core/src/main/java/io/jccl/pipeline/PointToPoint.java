@@ -107,13 +107,18 @@ final class PointToPoint {
         pending.incrementAndGet();
         try {
             executor(send).execute(() -> {
+                Throwable failure = null;
                 try {
                     op.run();
-                    future.complete(null);
                 } catch (Throwable t) {
-                    future.completeExceptionally(t);
-                } finally {
-                    pending.decrementAndGet();
+                    failure = t;
+                }
+                // no longer pending before anyone hears it is done: a recv made then need not queue behind it
+                pending.decrementAndGet();
+                if (failure == null) {
+                    future.complete(null);
+                } else {
+                    future.completeExceptionally(failure);
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
