@@ -95,8 +95,7 @@ final class HostPipeline {
                     crossed[c].complete(null);
                 }
             } catch (Throwable t) {
-                if (!abandoned.get() && t instanceof RuntimeException
-                        && first.compareAndSet(null, (RuntimeException) t)) {
+                if (!abandoned.get() && first.compareAndSet(null, asRuntime(t))) {
                     // the call's thread may wait on a local peer that waits for this chunk: end that wait now
                     call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
                             + " (hierarchical, across hosts): " + t.getMessage());
@@ -109,6 +108,7 @@ final class HostPipeline {
         second.setDaemon(true);
         second.start();
         RuntimeException failure = null;
+        Error error = null; // this thread's own, rethrown as it is
         try {
             for (int c = 0; c <= chunks; c++) {
                 if (c < chunks && within != null) {
@@ -122,16 +122,23 @@ final class HostPipeline {
                     }
                 }
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too: the other thread must not wait for chunks forever
             abandoned.set(true);
             ready.release(chunks);
-            if (first.compareAndSet(null, e)) {
+            RuntimeException mine = asRuntime(e);
+            if (first.compareAndSet(null, mine)) {
                 call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
                         + " (hierarchical, within its host): " + e.getMessage());
             }
             failure = first.get(); // the first failure, not the interrupt it caused on the other thread
+            if (failure == mine && e instanceof Error) {
+                error = (Error) e;
+            }
         } finally {
             join(second);
+        }
+        if (error != null) {
+            throw error;
         }
         if (failure != null) {
             throw failure;
@@ -139,6 +146,12 @@ final class HostPipeline {
         for (CollectiveCall d : detached) {
             call.absorb(d);
         }
+    }
+
+    /** A failure as the call reports it: an Error (out of memory, an assertion) wrapped, naming it. */
+    private static RuntimeException asRuntime(Throwable t) {
+        return t instanceof RuntimeException ? (RuntimeException) t
+                : new IllegalStateException("the hierarchical pipeline failed: " + t, t);
     }
 
     /** Waits for the inter-host phase of a chunk; its failure is the call's. */

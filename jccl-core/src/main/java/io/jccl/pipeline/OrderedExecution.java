@@ -200,6 +200,14 @@ final class OrderedExecution {
                 recorder.failed(record, end.getMessage());
                 commit(event, p, seq, call, true);
                 throw failures.fail(end);
+            } catch (Error e) { // out of memory, a failed assertion: the communicator fails and the peers hear it
+                RuntimeException end = new io.jccl.JcclException(transport.rank(), p.op(), seq, "rank "
+                        + transport.rank() + " failed in its " + p.op().label() + " #" + seq + ": " + e, e);
+                trace.record(call, startMicros, startNanos, end);
+                recorder.failed(record, end.getMessage());
+                commit(event, p, seq, call, true);
+                failures.fail(end);
+                throw e;
             } finally {
                 failures.exitCall();
             }
