@@ -12,6 +12,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Two communicators over one transport number their calls apart: a rank waiting in call #0 of one (a message
@@ -59,5 +61,39 @@ class TwoCommunicatorsTest {
         for (Transport t : transports) {
             t.close();
         }
+    }
+    /**
+     * Closing a sub-group while one of its calls waited interrupted the parent's transport, whose arena then kept
+     * returning from every later wait at once: the world's next shared-memory waits spun without yielding, parking or
+     * looking for dead peers. Rank 0 waits 2 s in a world barrier for rank 1 after closing such a sub-group; its
+     * thread's CPU time there was about the 2 s (a busy loop) and is now a small part of it.
+     */
+    @Test
+    void closingASubGroupMidCallLeavesTheWorldsWaitsAsTheyWere() throws Exception {
+        List<RankHarness.Outcome<Long>> out = RankHarness.run(TransportKind.LOCAL, 2, Duration.ofSeconds(30),
+                comm -> {
+                    Communicator child = comm.split(0, comm.rank());
+                    if (comm.rank() == 0) {
+                        Work pending = child.irecv(Tensor.of(new float[1]), 1, 0); // never sent
+                        Thread.sleep(100);
+                        child.close();
+                        try {
+                            pending.await();
+                        } catch (JcclException expected) {
+                            // ended by the close
+                        }
+                    } else {
+                        child.close();
+                        Thread.sleep(2_000);
+                    }
+                    java.lang.management.ThreadMXBean bean = java.lang.management.ManagementFactory.getThreadMXBean();
+                    long cpu = bean.getCurrentThreadCpuTime();
+                    comm.barrier(CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.SHARED_MEMORY));
+                    return bean.getCurrentThreadCpuTime() - cpu;
+                });
+        assertNull(out.get(0).error);
+        assertNull(out.get(1).error);
+        assertTrue(out.get(0).value < 1_000_000_000L, "rank 0 spent " + out.get(0).value / 1e6
+                + " ms of CPU waiting 2 s in the barrier");
     }
 }

@@ -883,6 +883,9 @@ public final class CollectiveCall {
             if (behind < 0) {
                 return;
             }
+            // an interrupt whose abort is not this call's was another communicator's (a sub-group's over the same
+            // arena): cleared before looking, so that one made meanwhile is either found now or ends the next wait
+            a.clearInterrupt();
             throwPendingAbort(a, only, which, value);
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);

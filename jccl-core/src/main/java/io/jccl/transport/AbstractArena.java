@@ -59,6 +59,13 @@ public abstract class AbstractArena implements SharedArena {
     }
 
     @Override
+    public final void clearInterrupt() {
+        if (interrupted) {
+            interrupted = false;
+        }
+    }
+
+    @Override
     public final long nextRound() {
         return ++round;
     }

@@ -73,6 +73,14 @@ public interface SharedArena {
     void interrupt();
 
     /**
+     * Ends {@link #interrupt}'s effect: for a wait that returned for an interrupt and found no abort for its own call,
+     * one meant for another communicator over the same arena (a sub-group's, whose close or failure interrupts its
+     * parent's transport). Otherwise every later wait of the arena returned at once for good: a busy loop that never
+     * looked for dead peers.
+     */
+    void clearInterrupt();
+
+    /**
      * Whether peers can read a caller's own buffer in place ({@link #expose}): ranks that are threads can; ranks
      * that are processes read only what is in shared memory.
      */

@@ -54,6 +54,7 @@ class DepartureTest {
                             return java.nio.ByteBuffer.allocate(48).order(java.nio.ByteOrder.LITTLE_ENDIAN);
                         case "publish":
                         case "settled":
+                        case "clearInterrupt":
                         case "publishedSignature":
                             return null;
                         case "size":
