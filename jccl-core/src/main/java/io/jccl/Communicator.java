@@ -910,8 +910,9 @@ public interface Communicator extends AutoCloseable {
 
     /**
      * Starts every operation of {@code ops} ({@link P2POp#isend}, {@link P2POp#irecv}) in list order and returns
-     * their works in that order (torch's {@code batch_isend_irecv}). Sends never wait for the matching receive,
-     * so a batch completes whatever order its operations, or its peers' operations, are listed in.
+     * their works in that order (torch's {@code batch_isend_irecv}). The sends run on a thread of their own and the
+     * receives on another, so a batch completes whatever order its operations, or its peers' operations, are listed
+     * in.
      *
      * @param ops the sends and receives to start, none null
      * @return one work per operation, in the order of {@code ops}

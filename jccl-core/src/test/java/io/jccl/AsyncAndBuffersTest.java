@@ -91,6 +91,54 @@ class AsyncAndBuffersTest {
         assertArrayEquals(new float[] {0, 0, 3, 30}, out.get(1).value);
     }
 
+    /**
+     * A shared-memory send larger than the ring towards its receiver waits for the receiver to take the first part;
+     * it waited forever where the receiver waited for something else first (here a latch the sender releases after
+     * its send). It now fails at the call's deadline naming the receiver, as a receive does; an isend, on a thread
+     * of its own, lets the sender go on and completes once the receiver receives.
+     */
+    @org.junit.jupiter.api.Test
+    void aSendThatOutgrowsTheRingWaitsForItsReceiverOnlyUntilTheDeadline() throws Exception {
+        java.util.concurrent.CountDownLatch latch = new java.util.concurrent.CountDownLatch(1);
+        float[] big = new float[256 << 10]; // 1 MiB, the test's rings hold 64 KiB
+        long start = System.nanoTime();
+        List<RankHarness.Outcome<String>> out = RankHarness.run(TransportKind.SHM, 2, Duration.ofSeconds(2), comm -> {
+            if (comm.rank() == 0) {
+                try {
+                    comm.send(Tensor.of(big), 1, 0);
+                    return "sent";
+                } catch (CollectiveTimeoutException e) {
+                    return e.getMessage();
+                } finally {
+                    latch.countDown();
+                }
+            }
+            latch.await();
+            return "waited";
+        });
+        String m = out.get(0).value;
+        assertTrue(m != null && m.contains("to rank 1, which has not received them"), () -> String.valueOf(m));
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at the deadline");
+        java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+        List<RankHarness.Outcome<float[]>> async = RankHarness.run(TransportKind.SHM, 2, Duration.ofSeconds(20),
+                comm -> {
+                    float[] got = new float[big.length];
+                    if (comm.rank() == 0) {
+                        java.util.Arrays.fill(got, 7);
+                        Work w = comm.isend(Tensor.of(got), 1, 0);
+                        released.countDown(); // the caller goes on while the send waits for room
+                        w.await();
+                    } else {
+                        released.await();
+                        comm.recv(Tensor.of(got), 0, 0);
+                    }
+                    return got;
+                });
+        assertNull(async.get(0).error);
+        assertNull(async.get(1).error);
+        assertEquals(7f, async.get(1).value[big.length - 1]);
+    }
+
     @ParameterizedTest
     @EnumSource(TransportKind.class)
     void shouldRethrowAsyncFailureFromAwait(TransportKind kind) throws Exception {

@@ -29,8 +29,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Asynchronous sends run in call order on one sender thread, asynchronous receives in call order on one
  * receiver thread (each made on first use); a synchronous call made while asynchronous ones of its direction are
- * pending queues behind them, so messages leave and are matched in program order. Sends never wait for their
- * receive (the transports buffer them), so a batch of sends and receives completes in any order.
+ * pending queues behind them, so messages leave and are matched in program order. A send returns once its message
+ * is in the transport's buffers, so a batch of sends and receives completes in any order, except that over shared
+ * memory a message larger than the ring towards its receiver ({@code JCCL_SHM_RING_BYTES}) waits until the receiver
+ * takes its first part, at most until the call's deadline (then it fails naming the receiver), as MPI's standard
+ * send may; {@code isend} never blocks its caller.
  */
 final class PointToPoint {
     private final Transport transport;

@@ -386,10 +386,15 @@ public final class CollectiveCall {
     /** Sends {@code data} to {@code peer}. */
     public void send(int peer, Buf data) {
         FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, self(), step, data.count(), stream);
+        boolean sent;
         try {
-            transport.send(w(peer), h, data);
+            sent = transport.send(w(peer), h, data, deadlineNanos);
         } catch (io.jccl.transport.PeerLostException e) {
             throw new PeerAbortedException(self(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
+        }
+        if (!sent) { // a bounded buffer towards the peer stayed full: the peer has not received, to the deadline
+            throw timedOut(w(peer), step, "sending " + data.byteSize() + " bytes to rank " + w(peer)
+                    + ", which has not received them (its buffer from this rank stayed full)");
         }
         counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
         counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());

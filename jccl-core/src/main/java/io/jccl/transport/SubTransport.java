@@ -79,6 +79,11 @@ public final class SubTransport implements Transport {
         parent.send(members[dst], header.withSource(members[header.source()]), payload);
     }
 
+    @Override
+    public boolean send(int dst, FrameHeader header, io.jccl.buffer.Buf payload, long deadlineNanos) {
+        return parent.send(members[dst], header.withSource(members[header.source()]), payload, deadlineNanos);
+    }
+
     private FrameHeader toChild(FrameHeader h) {
         int src = h.source();
         return src >= 0 && src < childOf.length && childOf[src] >= 0 ? h.withSource(childOf[src]) : h;

@@ -30,6 +30,24 @@ public interface Transport extends AutoCloseable {
     void send(int dst, FrameHeader header, Buf payload);
 
     /**
+     * As {@link #send(int, FrameHeader, Buf)}, but a transport whose buffer towards {@code dst} is bounded (a
+     * shared-memory ring) waits for room only until {@link System#nanoTime()} passes {@code deadlineNanos}, and then
+     * returns false: the frame may be partly sent, and the caller fails its call (and with it the communicator). A
+     * transport that never waits for its receiver long (unbounded queues, the kernel's socket buffers written by
+     * threads of its own) sends as {@code send} does and returns true.
+     *
+     * @param dst the receiving rank
+     * @param header the frame's header
+     * @param payload the frame's elements
+     * @param deadlineNanos when to give up waiting for room, on {@link System#nanoTime()}'s clock
+     * @return true once the frame is sent, false if the deadline passed first
+     */
+    default boolean send(int dst, FrameHeader header, Buf payload, long deadlineNanos) {
+        send(dst, header, payload);
+        return true;
+    }
+
+    /**
      * The next frame from {@code src} on {@code stream} (see {@link Streams}), an abort frame for the stream's
      * communicator from any peer, or {@code null} once {@link System#nanoTime()} passes {@code deadlineNanos}.
      */

@@ -144,15 +144,30 @@ public final class HybridTransport implements Transport {
 
     @Override
     public void send(int dst, FrameHeader header, io.jccl.buffer.Buf payload) {
+        send(dst, header, payload, Long.MIN_VALUE);
+    }
+
+    /** {@code deadlineNanos} {@link Long#MIN_VALUE}: none. */
+    @Override
+    public boolean send(int dst, FrameHeader header, io.jccl.buffer.Buf payload, long deadlineNanos) {
+        boolean none = deadlineNanos == Long.MIN_VALUE;
         if (isLocal(dst)) {
             try {
-                local.send(localOf[dst], header.withSource(localOf[header.source()]), payload);
+                FrameHeader h = header.withSource(localOf[header.source()]);
+                if (none) {
+                    local.send(localOf[dst], h, payload);
+                    return true;
+                }
+                return local.send(localOf[dst], h, payload, deadlineNanos);
             } catch (io.jccl.transport.PeerLostException e) { // the local transport numbers its peers (and relays) itself
                 throw new io.jccl.transport.PeerLostException(worldOf(e.peer()), e.getMessage(), e);
             }
-        } else {
-            remote.send(dst, header, payload);
         }
+        if (none) {
+            remote.send(dst, header, payload);
+            return true;
+        }
+        return remote.send(dst, header, payload, deadlineNanos);
     }
 
     @Override

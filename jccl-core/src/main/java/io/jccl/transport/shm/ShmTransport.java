@@ -212,14 +212,30 @@ public final class ShmTransport extends AbstractTransport {
         lock.lock();
         try {
             ensureOpen();
-            writeFrame(dst, header, payload, true);
+            writeFrame(dst, header, payload, true, 0, false);
         } finally {
             lock.unlock();
         }
     }
 
-    /** Writes a frame into {@code dst}'s ring; returns false if {@code wait} is false and the ring is full. */
-    private boolean writeFrame(int dst, FrameHeader header, Buf payload, boolean wait) {
+    @Override
+    public boolean send(int dst, FrameHeader header, Buf payload, long deadlineNanos) {
+        ReentrantLock lock = sendLocks[dst];
+        lock.lock();
+        try {
+            ensureOpen();
+            return writeFrame(dst, header, payload, true, deadlineNanos, true);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Writes a frame into {@code dst}'s ring; returns false if {@code wait} is false and the ring is full, or if
+     * {@code deadline} and the clock passes {@code deadlineNanos} while it waits for room.
+     */
+    private boolean writeFrame(int dst, FrameHeader header, Buf payload, boolean wait, long deadlineNanos,
+                               boolean deadline) {
         ShmRing ring = outbound[dst];
         int elem = payload.dtype().sizeBytes();
         int n = header.payloadCount();
@@ -234,7 +250,7 @@ public final class ShmTransport extends AbstractTransport {
             int length = (first ? FrameDescriptor.HEADER_LENGTH : 0) + m * elem;
             int index = ring.tryClaim(first ? FIRST_FRAGMENT : NEXT_FRAGMENT, length);
             if (index < 0) {
-                if (!wait) {
+                if (!wait || deadline && System.nanoTime() - deadlineNanos >= 0) {
                     return false;
                 }
                 ensureOpen(); // closed by another thread while this one waits for room
@@ -366,7 +382,7 @@ public final class ShmTransport extends AbstractTransport {
         if (lock.tryLock()) {
             try {
                 Buf reason = new Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount());
-                if (!writeFrame(peer, abort.header(), reason, false)) {
+                if (!writeFrame(peer, abort.header(), reason, false, 0, false)) {
                     LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
                             rank, peer);
                 }
@@ -404,7 +420,7 @@ public final class ShmTransport extends AbstractTransport {
                     continue; // a send in flight (it fails now that the transport is closed): try again
                 }
                 try {
-                    if (writeFrame(peer, bye, new Buf(DataType.UINT8, new byte[0], 0, 0), false)) {
+                    if (writeFrame(peer, bye, new Buf(DataType.UINT8, new byte[0], 0, 0), false, 0, false)) {
                         pending.clear(peer);
                     }
                 } catch (RuntimeException e) {
