@@ -541,10 +541,11 @@ class DeterministicModeTest {
     /**
      * One rank in deterministic mode, the others not: its floating-point allreduce runs ORDERED and theirs another
      * algorithm (AUTO's, or RING asked for), and every rank fails with an {@code algorithm} mismatch, or is told
-     * of it by the rank that found it. Over threads (where AUTO takes the shared-memory algorithm) and TCP.
+     * of it by the rank that found it. Over threads and shm processes (where AUTO takes the shared-memory algorithm)
+     * and TCP.
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = TransportKind.class, names = {"LOCAL", "TCP"})
+    @EnumSource(value = TransportKind.class, names = {"LOCAL", "SHM", "TCP"})
     void shouldReportARankWhoseModeDiffersAsAnAlgorithmMismatch(TransportKind kind) throws Exception {
         for (Algorithm others : List.of(Algorithm.AUTO, Algorithm.RING)) {
             List<CommunicatorConfig> configs = new ArrayList<>();
