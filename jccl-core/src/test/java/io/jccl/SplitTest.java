@@ -58,4 +58,38 @@ class SplitTest {
             assertArrayEquals(expected[r], out.get(r).value, "rank " + r);
         }
     }
+
+    /**
+     * Closing the parent first: its sub-groups run over its transport. Over TCP a child's receive waited until its
+     * deadline and a child's send blamed a live peer's process for the lost connection; closing the parent now
+     * closes its children, whose calls fail at once saying the communicator is closed.
+     */
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void closingTheParentClosesItsSubGroups(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<String>> out = RankHarness.run(kind, 2, Duration.ofSeconds(30), comm -> {
+            Communicator child = comm.split(0, comm.rank());
+            float[] x = {1};
+            child.allReduce(x, ReduceOp.SUM);
+            comm.barrier();
+            if (comm.rank() == 1) { // its peer closes while it stays open
+                Thread.sleep(3_000);
+                comm.close();
+                return "closed";
+            }
+            comm.close();
+            long start = System.nanoTime();
+            JcclException e = org.junit.jupiter.api.Assertions.assertThrows(JcclException.class,
+                    () -> child.recv(Tensor.of(new float[1]), 1, 0));
+            JcclException s = org.junit.jupiter.api.Assertions.assertThrows(JcclException.class,
+                    () -> child.send(Tensor.of(new float[1]), 1, 0));
+            org.junit.jupiter.api.Assertions.assertTrue(System.nanoTime() - start < 2_000_000_000L, "not at once");
+            child.close(); // a second close does nothing
+            return e.getMessage() + " | " + s.getMessage();
+        });
+        for (RankHarness.Outcome<String> o : out) {
+            assertNull(o.error);
+            org.junit.jupiter.api.Assertions.assertTrue(o.value.contains("closed"), o.value);
+        }
+    }
 }

@@ -333,11 +333,13 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     /**
-     * Ends the call in flight, if any, and waits for it to leave (up to 10 s); then closes the trace this
-     * communicator opened, the async thread and the transport. Later calls fail; a second close does nothing.
+     * Closes the sub-groups made from this communicator (they run over its transport), ends the call in flight, if
+     * any, and waits for it to leave (up to 10 s); then closes the trace this communicator opened, the async thread
+     * and the transport. Later calls fail; a second close does nothing.
      */
     @Override
     public void close() {
+        subGroups.closeAll(); // they run over this communicator's transport
         if (!failures.close()) {
             return;
         }

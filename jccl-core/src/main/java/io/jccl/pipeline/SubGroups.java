@@ -23,6 +23,11 @@ final class SubGroups {
     private final TraceWriter trace;
     /** Splits so far; guarded by {@code this}. */
     private int splits;
+    /**
+     * The sub-groups made so far, weakly (a program that makes one per step and drops it keeps nothing), so that
+     * closing the parent closes them first: they run over its transport. Guarded by {@code this}.
+     */
+    private final java.util.List<java.lang.ref.WeakReference<Communicator>> children = new java.util.ArrayList<>();
 
     private final Diagnostics diagnostics;
 
@@ -69,8 +74,34 @@ final class SubGroups {
                 childRank = i;
             }
         }
-        return new DefaultCommunicator(new SubTransport(transport, parentRanks, childRank),
+        Communicator child = new DefaultCommunicator(new SubTransport(transport, parentRanks, childRank),
                 childId(communicatorId, splitIndex, color), config, trace, diagnostics);
+        synchronized (this) {
+            children.removeIf(w -> w.get() == null);
+            children.add(new java.lang.ref.WeakReference<>(child));
+        }
+        return child;
+    }
+
+    /**
+     * Closes every sub-group still open, before the parent closes its transport: their calls in flight end, and
+     * later ones fail saying the communicator is closed, where over TCP they waited until their deadline or blamed
+     * a live peer's process for a lost connection.
+     */
+    void closeAll() {
+        java.util.List<Communicator> open = new java.util.ArrayList<>();
+        synchronized (this) {
+            for (java.lang.ref.WeakReference<Communicator> w : children) {
+                Communicator c = w.get();
+                if (c != null) {
+                    open.add(c);
+                }
+            }
+            children.clear();
+        }
+        for (Communicator c : open) {
+            c.close(); // a second close does nothing
+        }
     }
 
     /**
