@@ -154,6 +154,10 @@ final class OrderedExecution {
     private void run(PreparedCall p, long seq, long record) {
         awaitTurn(seq);
         io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
+        // counted in flight before it looks whether the communicator closed: a close() on another thread then either
+        // sees the call (and interrupts it, and waits for it) or the call sees the close (and refuses to start);
+        // counted after, a call could start unseen on a transport the close went on to close
+        failures.enterCall();
         try {
             try {
                 failures.checkStart(p.op());
@@ -179,7 +183,6 @@ final class OrderedExecution {
                 event.begin();
             }
             long startMicros = trace.startMicros();
-            failures.enterCall();
             try {
                 p.implementation().begin(call);
                 try {
@@ -208,10 +211,9 @@ final class OrderedExecution {
                 commit(event, p, seq, call, true);
                 failures.fail(end);
                 throw e;
-            } finally {
-                failures.exitCall();
             }
         } finally {
+            failures.exitCall();
             passTurn();
         }
     }

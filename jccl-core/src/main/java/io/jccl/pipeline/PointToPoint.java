@@ -181,7 +181,29 @@ final class PointToPoint {
         event.commit();
     }
 
+    /**
+     * Counted in flight before it looks whether the communicator closed (as a collective is, in
+     * {@code OrderedExecution}): a close() on another thread then sees it, or it sees the close.
+     */
     private void doSend(Tensor tensor, int dst, int tag, long seq) {
+        failures.enterCall();
+        try {
+            sendCounted(tensor, dst, tag, seq);
+        } finally {
+            failures.exitCall();
+        }
+    }
+
+    private void doRecv(Tensor tensor, int src, int tag, CollectiveOptions options, long seq) {
+        failures.enterCall();
+        try {
+            recvCounted(tensor, src, tag, options, seq);
+        } finally {
+            failures.exitCall();
+        }
+    }
+
+    private void sendCounted(Tensor tensor, int dst, int tag, long seq) {
         failures.checkUsable(OpType.SEND);
         Signature sig = new Signature(OpType.SEND, seq, tensor.dtype(), tensor.count(), tag, null, Algorithm.DIRECT);
         CollectiveCall call = new CollectiveCall(transport, Streams.pointToPoint(communicatorId), sig,
@@ -197,7 +219,6 @@ final class PointToPoint {
             event = new io.jccl.diag.CallEvent();
             event.begin();
         }
-        failures.enterCall();
         try {
             call.send(dst, staging.stage(tensor));
             recorder.completed(record, call.lastClock());
@@ -207,12 +228,10 @@ final class PointToPoint {
             recorder.failed(record, end.getMessage());
             commit(event, sig, tensor, dst, true);
             throw failures.fail(end);
-        } finally {
-            failures.exitCall();
         }
     }
 
-    private void doRecv(Tensor tensor, int src, int tag, CollectiveOptions options, long seq) {
+    private void recvCounted(Tensor tensor, int src, int tag, CollectiveOptions options, long seq) {
         failures.checkUsable(OpType.RECV);
         Signature sig = new Signature(OpType.RECV, seq, tensor.dtype(), tensor.count(), tag, null, Algorithm.DIRECT);
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
@@ -229,7 +248,6 @@ final class PointToPoint {
             event = new io.jccl.diag.CallEvent();
             event.begin();
         }
-        failures.enterCall();
         try {
             Buf b = staging.stage(tensor);
             call.recvInto(src, b);
@@ -241,8 +259,6 @@ final class PointToPoint {
             recorder.failed(record, end.getMessage());
             commit(event, sig, tensor, src, true);
             throw failures.fail(end);
-        } finally {
-            failures.exitCall();
         }
     }
 }
