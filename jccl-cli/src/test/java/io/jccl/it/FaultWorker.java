@@ -18,7 +18,10 @@ import java.time.Duration;
  * {@code kill-hierarchical}: the same in the middle of 16 MiB HIERARCHICAL allreduces (pipelined in 4 chunks where
  * the tuning file says the link between hosts is the limit);
  * {@code stall}: rank {@code victim} sleeps instead of joining; {@code close}: another thread of rank
- * {@code victim} closes its communicator while it is in the allreduces. The victim of {@code kill} prints
+ * {@code victim} closes its communicator while it is in the allreduces; {@code freeze}: rank {@code victim} stops
+ * itself (SIGSTOP) in the middle of small allreduces; {@code freeze-big}: rank 0 sends it 64 MiB messages
+ * (more than the sockets' buffers hold), and it stops itself before it receives the sixth; the other ranks do
+ * nothing. The victim of {@code kill} prints
  * {@code KILL <epoch ms>} first. Survivors print {@code DETECTED <epoch ms>} and one line
  * {@code RESULT <exception class> origin=<rank> peer=<rank> message} and exit 0, or {@code RESULT ok}. With
  * {@code FAULT_TUNE_TEXT} ({@code key=value} pairs separated by {@code ;}) the rank's program gives AUTO's parameters.
@@ -71,7 +74,7 @@ public final class FaultWorker {
         int calls = mode.equals("close") ? 100_000 : 200;
         try {
             for (int i = 0; i < calls; i++) {
-                if (mode.equals("freeze") && rank == victim && i == 5) {
+                if (mode.startsWith("freeze") && rank == victim && i == 5) {
                     System.out.println("FREEZE " + System.currentTimeMillis());
                     System.out.flush();
                     new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).start();
@@ -90,6 +93,12 @@ public final class FaultWorker {
                 }
                 if (mode.equals("allgather")) {
                     comm.allGather(Tensor.of(new float[1024]), Tensor.of(new float[1024 * comm.size()]));
+                } else if (mode.equals("freeze-big")) {
+                    if (rank == 0) {
+                        comm.send(Tensor.of(new float[16 << 20]), victim, 0);
+                    } else if (rank == victim) {
+                        comm.recv(Tensor.of(new float[16 << 20]), 0, 0);
+                    }
                 } else if (mode.equals("kill-hierarchical")) {
                     comm.allReduce(Tensor.of(new float[4 << 20]), ReduceOp.SUM,
                             CollectiveOptions.DEFAULT.withAlgorithm(io.jccl.Algorithm.HIERARCHICAL));

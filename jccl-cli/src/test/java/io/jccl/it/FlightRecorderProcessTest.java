@@ -55,6 +55,25 @@ class FlightRecorderProcessTest {
         return text;
     }
 
+    /**
+     * A frozen rank that a peer sends more than the sockets' buffers hold (64 MiB over TCP): the write to it blocked
+     * forever, and held every later write to it (an abort too) and the sender's close. The write now ends at the
+     * call's deadline, and the send fails naming the frozen rank.
+     */
+    @org.junit.jupiter.api.Test
+    void aFrozenRankThatLargeSendsWaitForIsNamedAtTheDeadline(@TempDir Path dir) throws Exception {
+        try (ProcessJob job = ProcessJob.start(4, FaultWorker.class, List.of("freeze-big", "3", "3000"),
+                env("tcp", dir))) {
+            assertNotNull(job.line(3, "FREEZE", 60), job.dump());
+            assertEquals(0, job.await(0, 60), job.dump());
+            String result = job.line(0, "RESULT", 1);
+            assertNotNull(result, job.dump());
+            System.out.println("frozen rank, large sends, rank 0: " + result);
+            assertTrue(result.contains("CollectiveTimeoutException") && result.contains("to rank 3, which has not "
+                    + "received them"), result);
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
     void aFrozenRankIsNamedByEverySurvivorAndByTheAnalysis(String transport, @TempDir Path dir) throws Exception {

@@ -110,8 +110,54 @@ final class TcpConnection {
      * are converted into the connection's buffer a chunk at a time.
      */
     void write(FrameHeader header, Buf payload) throws IOException {
-        int n = header.payloadCount();
+        write(header, payload, false, 0);
+    }
+
+    /**
+     * As {@link #write(FrameHeader, Buf)}; with {@code deadline}, the transport's watchdog closes the socket under
+     * the write once the clock passes {@code deadlineNanos} ({@link #expireLateWrite}): a peer that stopped reading
+     * (a frozen process, a hung host) would otherwise hold the write, and every later one, forever.
+     */
+    void write(FrameHeader header, Buf payload, boolean deadline, long deadlineNanos) throws IOException {
         synchronized (this) {
+            writeDeadline = deadlineNanos;
+            hasWriteDeadline = deadline;
+            writing = true;
+            try {
+                writeFrame(header, payload);
+            } finally {
+                writing = false;
+            }
+        }
+    }
+
+    /** A write in progress (guarded by this connection's monitor, read by the watchdog): whether, and its deadline. */
+    private volatile boolean writing;
+    private volatile boolean hasWriteDeadline;
+    private volatile long writeDeadline;
+    private volatile boolean writeExpired;
+
+    /**
+     * The watchdog's look (every 100 ms): closes the socket under a write that has passed its deadline, which then
+     * fails with an {@code IOException}; {@link #writeExpired} tells the writer why.
+     */
+    void expireLateWrite(long nowNanos) {
+        if (writing && hasWriteDeadline && nowNanos - writeDeadline >= 0) {
+            writeExpired = true;
+            lostReason = "rank " + rank + " closed its connection to rank " + peer + ": a send to it did not "
+                    + "complete by its deadline (it stopped reading: frozen, or its host hung)";
+            TcpConnector.closeQuietly(channel);
+        }
+    }
+
+    /** Whether a write of this connection failed because it passed its deadline. */
+    boolean writeExpired() {
+        return writeExpired;
+    }
+
+    private void writeFrame(FrameHeader header, Buf payload) throws IOException {
+        int n = header.payloadCount();
+        {
             out.clear();
             FrameDescriptor.encode(header, out);
             if (n > 0 && payload.isWireOrderMemory()) {
@@ -141,7 +187,8 @@ final class TcpConnection {
 
     /** Says goodbye ({@code bye}, a goodbye header) and shuts the sending side down; nothing follows. */
     void sayGoodbye(FrameHeader bye) throws IOException {
-        write(bye, new Buf(DataType.UINT8, new byte[0], 0, 0));
+        // at most 2 s: a peer that stopped reading must not hold close() forever
+        write(bye, new Buf(DataType.UINT8, new byte[0], 0, 0), true, System.nanoTime() + 2_000_000_000L);
         channel.shutdownOutput();
     }
 
@@ -181,7 +228,7 @@ final class TcpConnection {
             }
         } catch (IOException e) {
             if (!closing.getAsBoolean() && !goodbye) {
-                lose("connection to rank " + peer + " lost (" + e.getMessage()
+                lose(writeExpired ? lostReason : "connection to rank " + peer + " lost (" + e.getMessage()
                         + "): the process died or was killed, or the network failed");
             }
         } catch (RuntimeException e) { // a defect: never leave a receive from this peer waiting for its deadline

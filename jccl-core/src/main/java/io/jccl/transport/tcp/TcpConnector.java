@@ -259,6 +259,21 @@ final class TcpConnector implements Closeable {
         closeQuietly(server);
     }
 
+    /** Runs {@code task} every {@code millis} on the watchdog's thread, until {@link #close}. */
+    void every(long millis, Runnable task) {
+        try {
+            watchdog.scheduleWithFixedDelay(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) { // a later run must still come
+                    LOG.warn("rank {}: the TCP watchdog's task failed", rank, e);
+                }
+            }, millis, millis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed already: nothing left to watch
+        }
+    }
+
     /** {@link #stopListening}, and ends the handshake watchdog. */
     @Override
     public void close() {

@@ -62,6 +62,14 @@ public final class TcpTransport extends AbstractTransport {
                 }
             }
         }
+        connector.every(100, () -> { // writes past their deadline (see send)
+            long now = System.nanoTime();
+            for (TcpConnection c : peers) {
+                if (c != null) {
+                    c.expireLateWrite(now);
+                }
+            }
+        });
     }
 
     /**
@@ -89,10 +97,29 @@ public final class TcpTransport extends AbstractTransport {
 
     @Override
     public void send(int dst, FrameHeader header, io.jccl.buffer.Buf payload) {
+        send(dst, header, payload, false, 0);
+    }
+
+    /**
+     * A write to a peer that stopped reading (frozen, its host hung) blocks once the socket's buffers are full: the
+     * watchdog closes the connection under it at {@code deadlineNanos} (to within its 100 ms period), and this returns
+     * false, so that the call times out naming the peer instead of waiting forever.
+     */
+    @Override
+    public boolean send(int dst, FrameHeader header, io.jccl.buffer.Buf payload, long deadlineNanos) {
+        return send(dst, header, payload, true, deadlineNanos);
+    }
+
+    private boolean send(int dst, FrameHeader header, io.jccl.buffer.Buf payload, boolean deadline,
+                         long deadlineNanos) {
         TcpConnection c = peers[dst];
         try {
-            c.write(header, payload);
+            c.write(header, payload, deadline, deadlineNanos);
+            return true;
         } catch (IOException e) {
+            if (deadline && c.writeExpired()) {
+                return false;
+            }
             String why = c.lostReason();
             throw new PeerLostException(dst, why != null ? why : "connection to rank " + dst + " lost while sending ("
                     + e.getMessage() + "): the process died or was killed, or the network failed", e);
