@@ -148,6 +148,11 @@ public final class FlightRecorder {
         return progress.computeIfAbsent(comm, c -> new Progress(c, members.clone()));
     }
 
+    /** Drops the progress of communicator {@code comm}, which has closed (its records stay in the ring). */
+    public void forget(int comm) {
+        progress.remove(comm);
+    }
+
     /** The progress of communicator {@code comm}, or null if this rank has none. */
     public Progress progressOf(int comm) {
         return progress.get(comm);

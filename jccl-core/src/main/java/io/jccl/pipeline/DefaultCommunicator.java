@@ -42,6 +42,7 @@ public final class DefaultCommunicator implements Communicator {
     private final Diagnostics diagnostics;
     /** Whether this communicator made {@link #diagnostics} (a world communicator) and so ends it. */
     private final boolean ownsDiagnostics;
+    private final int communicatorId;
 
     /** The id of the communicator that {@link #connectBarrier} runs on: no sub-group gets it. */
     static final int BOOTSTRAP_ID = 0x3FFFFFFF;
@@ -78,6 +79,7 @@ public final class DefaultCommunicator implements Communicator {
                         Diagnostics parentDiagnostics) {
         this.transport = Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(config, "config");
+        this.communicatorId = communicatorId;
         this.trace = new CallTrace(config, transport, communicatorId, parentTrace);
         this.ownsDiagnostics = parentDiagnostics == null;
         this.diagnostics = parentDiagnostics != null ? parentDiagnostics
@@ -348,6 +350,9 @@ public final class DefaultCommunicator implements Communicator {
         pointToPoint.shutdown();
         if (ownsDiagnostics) {
             diagnostics.close();
+        } else { // a sub-group's: its parent's recorder and transport go on, without what they kept for it
+            diagnostics.recorder().forget(communicatorId);
+            transport.forget(communicatorId);
         }
         transport.close();
     }

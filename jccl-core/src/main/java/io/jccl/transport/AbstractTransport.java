@@ -64,6 +64,11 @@ public abstract class AbstractTransport implements Transport {
         pool.giveBack(frame);
     }
 
+    @Override
+    public void forget(int communicatorId) {
+        inbox.forget(communicatorId);
+    }
+
     /** Puts {@code abort} on this rank's own queues and ends a wait in the {@link #arena() arena}, if any. */
     @Override
     public void interrupt(Frame abort) {

@@ -68,6 +68,17 @@ public final class Inbox {
         });
     }
 
+    /** How many streams this inbox keeps queues for (tests: that closed communicators' are dropped). */
+    public int streams() {
+        return lanes.size();
+    }
+
+    /** Drops the lanes and the abort of communicator {@code comm}, which has closed ({@code Transport.forget}). */
+    public void forget(int comm) {
+        lanes.keySet().removeIf(stream -> Streams.communicatorOf(stream) == comm);
+        aborts.remove(comm);
+    }
+
     /** Queues a frame from {@code src}, or hands it to the oldest receive posted for it; aborts go to every lane. */
     public void deliver(int src, Frame frame) {
         FrameHeader h = frame.header();

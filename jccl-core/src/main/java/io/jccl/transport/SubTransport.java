@@ -138,6 +138,11 @@ public final class SubTransport implements Transport {
     }
 
     @Override
+    public void forget(int communicatorId) {
+        parent.forget(communicatorId);
+    }
+
+    @Override
     public void close() {
         // the parent owns the links
     }

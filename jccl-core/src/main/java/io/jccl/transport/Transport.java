@@ -48,6 +48,16 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * Drops what this transport keeps for communicator {@code communicatorId} (its queues of frames, an abort it
+     * received), which has closed: a program that makes a sub-group per step and closes it must not grow them
+     * without bound. Frames that arrive for it later are kept as for any communicator.
+     *
+     * @param communicatorId the closed communicator's id
+     */
+    default void forget(int communicatorId) {
+    }
+
+    /**
      * The next frame from {@code src} on {@code stream} (see {@link Streams}), an abort frame for the stream's
      * communicator from any peer, or {@code null} once {@link System#nanoTime()} passes {@code deadlineNanos}.
      */

@@ -268,6 +268,14 @@ public final class HybridTransport implements Transport {
     }
 
     @Override
+    public void forget(int communicatorId) {
+        if (local != null) {
+            local.forget(communicatorId);
+        }
+        remote.forget(communicatorId);
+    }
+
+    @Override
     public void close() {
         try {
             if (local != null) {
