@@ -54,6 +54,16 @@ public final class Bed implements AutoCloseable {
         if (link != null) {
             cmd.addAll(List.of("--rate", link));
         }
+        // a bench or test stopped by a signal (SIGTERM, Ctrl-C) does not unwind its try-with-resources: without this,
+        // the namespaces, links, tmpfs mounts and the processes on them stayed until the next bed's "up"
+        bed.hook = new Thread(() -> {
+            try {
+                bed.down();
+            } catch (IOException | RuntimeException | InterruptedException ignored) {
+                // exiting: nothing else to do
+            }
+        }, "jccl-bed-down");
+        Runtime.getRuntime().addShutdownHook(bed.hook);
         try {
             bed.run(cmd);
         } catch (IOException | RuntimeException | InterruptedException e) {
@@ -122,7 +132,10 @@ public final class Bed implements AutoCloseable {
             List<Thread> pumps = new ArrayList<>();
             for (int h = 0; h < hosts; h++) {
                 List<String> cmd = new ArrayList<>(on(h));
-                cmd.addAll(List.of(java, "-cp", cp, "io.jccl.cli.Main", "launch", "-n", Integer.toString(ranksPerHost),
+                // unbound: the hosts share this machine's CPUs, and each host's launcher binding its local rank i to
+                // the i-th CPU put rank i of every host on one CPU (every rank on CPU 0 with one rank per host)
+                cmd.addAll(List.of(java, "-cp", cp, "io.jccl.cli.Main", "launch", "--cpu-bind", "none",
+                        "-n", Integer.toString(ranksPerHost),
                         "--nnodes", Integer.toString(hosts), "--node-rank", Integer.toString(h), "--master-addr",
                         address(0), "--master-port", Integer.toString(port), "--", java, "-Xmx" + maxHeap, "-cp", cp,
                         "io.jccl.cli.Main"));
@@ -192,11 +205,26 @@ public final class Bed implements AutoCloseable {
         }
     }
 
+    /** The shutdown hook that takes the bed down if the JVM exits first; removed by {@link #close}. */
+    private Thread hook;
+
+    private void down() throws IOException, InterruptedException {
+        run(List.of("bash", script.toString(), "down"));
+    }
+
     /** Takes every host of the bed down, with every process left on it. */
     @Override
     public void close() throws IOException {
+        if (hook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException exiting) {
+                return; // the hook takes it down
+            }
+            hook = null;
+        }
         try {
-            run(List.of("bash", script.toString(), "down"));
+            down();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while taking the test bed down", e);

@@ -236,6 +236,7 @@ public final class Launcher {
                     children.add(p);
                 }
                 Thread pump = new Thread(() -> pump(rank, p), "jccl-launch-out-" + rank);
+                pump.setDaemon(true); // a pipe held by a rank's leftover process must not keep the launcher alive
                 pump.start();
                 pumps.add(pump);
             }
@@ -256,8 +257,11 @@ public final class Launcher {
                 }
                 Thread.sleep(20);
             }
+            // at most 5 s for the rest of their output: a rank that exited but left a process of its own holding the
+            // pipe (sh -c 'sleep 600 & exit 0') kept the launcher waiting for as long as that process lived
+            long until = System.nanoTime() + 5_000_000_000L;
             for (Thread t : pumps) {
-                t.join();
+                t.join(Math.max(1, (until - System.nanoTime()) / 1_000_000));
             }
             if (failedRank >= 0) {
                 System.err.println("jccl launch: rank " + failedRank + " failed with exit status " + status

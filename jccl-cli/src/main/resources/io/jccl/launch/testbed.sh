@@ -66,9 +66,9 @@ up() {
   for i in $(seq 0 $(( hosts - 1 ))); do
     local ns="jcclbed-h$i"
     ip netns add "$ns"
-    ip link add "bedh$i" type veth peer name "bedp$i"
-    ip link set "bedh$i" netns "$ns"
-    ip link set "bedp$i" netns "$sw"
+    # both ends made in their namespaces at once: a pair made in the root namespace and moved after was left there
+    # by a kill in between, and every later "up" then failed with "File exists"
+    ip link add "bedh$i" netns "$ns" type veth peer name "bedp$i" netns "$sw"
     ip -n "$sw" link set "bedp$i" master br0 up
     ip -n "$ns" link set "bedh$i" name eth0
     ip -n "$ns" addr add "$(addr "$i")/24" dev eth0

@@ -54,6 +54,25 @@ class LaunchTest {
                 .orElseThrow(() -> new AssertionError("no CPU list of rank " + rank + ":\n" + String.join("\n", out)));
     }
 
+    /**
+     * A rank that exits leaving a process of its own that holds its output (a shell's background job): the launcher
+     * waited for that process's end (600 s here) to finish reading the rank's output. It now waits at most 5 s.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldNotWaitForAProcessARankLeftHoldingItsOutput() throws Exception {
+        long start = System.nanoTime();
+        int[] status = new int[1];
+        try {
+            List<String> out = launch(List.of("-n", "1", "--cpu-bind", "none", "--", "sh", "-c",
+                    "echo started; sleep 617 & exit 0"), status);
+            assertEquals(0, status[0], String.join("\n", out));
+            assertTrue(out.contains("[rank 0] started"), String.join("\n", out));
+            assertTrue(System.nanoTime() - start < 30_000_000_000L, "the launcher waited for the leftover process");
+        } finally {
+            new ProcessBuilder("pkill", "-f", "sleep 617").start().waitFor();
+        }
+    }
+
     @org.junit.jupiter.api.Test
     void shouldBindEachRankToACpuOfItsOwnWhileTheRanksFitTheCpus() throws Exception {
         int[] mine = io.jccl.launch.Launcher.allowedCpus(java.nio.file.Path.of("/proc/self/status"));
