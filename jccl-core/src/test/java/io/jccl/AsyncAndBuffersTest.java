@@ -139,6 +139,36 @@ class AsyncAndBuffersTest {
         assertEquals(7f, async.get(1).value[big.length - 1]);
     }
 
+    /**
+     * The same in a collective: its send to a rank busy outside jccl times out, and the timeout's report then asked
+     * every rank how far it got through the same full ring, with no deadline: the call waited forever after all. Now
+     * the question gives up too and the call fails at about its deadline, naming the rank.
+     */
+    @org.junit.jupiter.api.Test
+    void aCollectiveWhoseSendOutgrowsTheRingFailsAtItsDeadline() throws Exception {
+        java.util.concurrent.CountDownLatch latch = new java.util.concurrent.CountDownLatch(1);
+        long start = System.nanoTime();
+        List<RankHarness.Outcome<String>> out = RankHarness.run(TransportKind.SHM, 2, Duration.ofSeconds(2), comm -> {
+            if (comm.rank() == 0) {
+                try {
+                    comm.allToAll(Tensor.of(new float[2 * (128 << 10)]), Tensor.of(new float[2 * (128 << 10)]),
+                            CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.PAIRWISE));
+                    return "done";
+                } catch (CollectiveTimeoutException e) {
+                    return e.getMessage();
+                } finally {
+                    latch.countDown();
+                }
+            }
+            latch.await();
+            return "waited";
+        });
+        String m = out.get(0).value;
+        System.out.println("collective send over a full ring: " + m);
+        assertTrue(m != null && m.contains("rank 1"), () -> String.valueOf(m));
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at the deadline");
+    }
+
     @ParameterizedTest
     @EnumSource(TransportKind.class)
     void shouldRethrowAsyncFailureFromAwait(TransportKind kind) throws Exception {

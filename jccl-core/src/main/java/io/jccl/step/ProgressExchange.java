@@ -71,10 +71,15 @@ public final class ProgressExchange {
         return t instanceof SubTransport ? ((SubTransport) t).root() : t;
     }
 
-    private static void send(Transport world, int dst, long[] payload) {
+    /**
+     * Sends a question or an answer, waiting for room at most until {@code deadlineNanos}: the peer may be the one
+     * that stopped receiving (its buffer from this rank full), and a send without a deadline waited for it forever.
+     * Returns whether it was sent.
+     */
+    private static boolean send(Transport world, int dst, long[] payload, long deadlineNanos) {
         FrameHeader h = new Signature(OpType.BARRIER, -1, DataType.INT64, payload.length, -1, null, null)
                 .header(FrameDescriptor.TYPE_DATA, world.rank(), 0, payload.length, STREAM);
-        world.send(dst, h, new io.jccl.buffer.Buf(DataType.INT64, payload, 0, payload.length));
+        return world.send(dst, h, new io.jccl.buffer.Buf(DataType.INT64, payload, 0, payload.length), deadlineNanos);
     }
 
     /**
@@ -122,7 +127,8 @@ public final class ProgressExchange {
                 long entered = progress == null ? -2 : progress.entered();
                 int[] wait = progress == null ? new int[] {-1, -1} : recorder.waitOf(progress);
                 try {
-                    send(world, src, new long[] {ANSWER, p[1], entered, wait[0], wait[1]});
+                    send(world, src, new long[] {ANSWER, p[1], entered, wait[0], wait[1]},
+                            System.nanoTime() + 10_000_000L); // never waits long: unsent, the asker decides without it
                 } catch (RuntimeException e) {
                     // it cannot be told: it learns nothing, as if this rank had not answered
                 }
@@ -148,7 +154,10 @@ public final class ProgressExchange {
                 continue;
             }
             try {
-                send(world, m, new long[] {QUESTION, comm, seq});
+                if (!send(world, m, new long[] {QUESTION, comm, seq}, System.nanoTime() + windowNanos / 2)) {
+                    gone[m] = "its buffer from this rank stayed full for " + windowNanos / 2_000_000
+                            + " ms: it stopped receiving, stopped, hung, or busy outside jccl";
+                }
             } catch (PeerLostException e) {
                 gone[m] = e.getMessage();
             } catch (RuntimeException e) {

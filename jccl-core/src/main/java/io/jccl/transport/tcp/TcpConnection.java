@@ -107,89 +107,131 @@ final class TcpConnection {
     /**
      * Writes a frame: {@code header}, then the elements of {@code payload}. From memory already in the wire's byte
      * order the socket takes the payload as it is, with the header in one gathering write; otherwise the elements
-     * are converted into the connection's buffer a chunk at a time.
+     * are converted into the connection's buffer a chunk at a time. Waits for the connection's other writers as long
+     * as they write.
      */
     void write(FrameHeader header, Buf payload) throws IOException {
         write(header, payload, false, 0);
     }
 
     /**
-     * As {@link #write(FrameHeader, Buf)}; with {@code deadline}, the transport's watchdog closes the socket under
-     * the write once the clock passes {@code deadlineNanos} ({@link #expireLateWrite}): a peer that stopped reading
-     * (a frozen process, a hung host) would otherwise hold the write, and every later one, forever.
+     * As {@link #write(FrameHeader, Buf)}; with {@code deadline}, gives up once the clock passes {@code deadlineNanos}
+     * and returns false: while it waits for another writer, or, while it writes, when the peer has taken nothing for
+     * {@link #STALL_NANOS} (it stopped reading: a frozen process, a hung host), by the transport's watchdog closing
+     * the socket under it ({@link #expireLateWrite}): a frame cut short leaves the connection unusable. A write that
+     * still moves goes on past its deadline. Throws {@code IOException} when the connection is lost otherwise.
      */
-    void write(FrameHeader header, Buf payload, boolean deadline, long deadlineNanos) throws IOException {
-        synchronized (this) {
+    boolean write(FrameHeader header, Buf payload, boolean deadline, long deadlineNanos) throws IOException {
+        if (!deadline) {
+            writeLock.lock();
+        } else {
+            try {
+                if (!writeLock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()),
+                        java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                    return false; // another write holds the connection past this one's deadline
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted while waiting to write to rank " + peer);
+            }
+        }
+        long seq = ++writes;
+        try {
             writeDeadline = deadlineNanos;
             hasWriteDeadline = deadline;
-            writing = true;
+            progressNanos = System.nanoTime();
+            writing.set(seq);
             try {
                 writeFrame(header, payload);
-            } finally {
-                writing = false;
+            } catch (IOException e) {
+                if (expiredWrite == seq) {
+                    return false;
+                }
+                throw e;
             }
+            return true; // all of it written (the watchdog may close the connection right after: later writes fail)
+        } finally {
+            writing.compareAndSet(seq, 0);
+            writeLock.unlock();
         }
     }
 
-    /** A write in progress (guarded by this connection's monitor, read by the watchdog): whether, and its deadline. */
-    private volatile boolean writing;
+    /** How long a write past its deadline may go without the peer taking anything before the watchdog ends it. */
+    static final long STALL_NANOS = 1_000_000_000L;
+
+    /** Writers take turns; a writer with a deadline waits for its turn only until then. */
+    private final java.util.concurrent.locks.ReentrantLock writeLock = new java.util.concurrent.locks.ReentrantLock();
+    /** Writes so far (guarded by writeLock); the one in progress, or 0 (read by the watchdog); one it ended. */
+    private long writes;
+    private final java.util.concurrent.atomic.AtomicLong writing = new java.util.concurrent.atomic.AtomicLong();
+    private volatile long expiredWrite;
     private volatile boolean hasWriteDeadline;
     private volatile long writeDeadline;
-    private volatile boolean writeExpired;
+    /** When the write in progress last moved bytes to the socket. */
+    private volatile long progressNanos;
 
     /**
-     * The watchdog's look (every 100 ms): closes the socket under a write that has passed its deadline, which then
-     * fails with an {@code IOException}; {@link #writeExpired} tells the writer why.
+     * The watchdog's look (every 100 ms): closes the socket under a write past its deadline that has moved nothing
+     * for {@link #STALL_NANOS}, which then fails and returns false to its caller.
      */
     void expireLateWrite(long nowNanos) {
-        if (writing && hasWriteDeadline && nowNanos - writeDeadline >= 0) {
-            writeExpired = true;
+        long seq = writing.get();
+        if (seq != 0 && hasWriteDeadline && nowNanos - writeDeadline >= 0 && nowNanos - progressNanos >= STALL_NANOS
+                && writing.compareAndSet(seq, -seq)) { // the writer, done meanwhile, would have cleared it
+            expiredWrite = seq;
             lostReason = "rank " + rank + " closed its connection to rank " + peer + ": a send to it did not "
-                    + "complete by its deadline (it stopped reading: frozen, or its host hung)";
+                    + "complete by its deadline and rank " + peer + " took nothing for " + STALL_NANOS / 1_000_000
+                    + " ms (it stopped reading: frozen, or its host hung)";
             TcpConnector.closeQuietly(channel);
         }
     }
 
-    /** Whether a write of this connection failed because it passed its deadline. */
+    /** Whether the watchdog ended a write of this connection (the connection is closed). */
     boolean writeExpired() {
-        return writeExpired;
+        return expiredWrite != 0;
     }
 
     private void writeFrame(FrameHeader header, Buf payload) throws IOException {
         int n = header.payloadCount();
-        {
-            out.clear();
-            FrameDescriptor.encode(header, out);
-            if (n > 0 && payload.isWireOrderMemory()) {
-                out.flip();
-                ByteBuffer[] frame = {out, payload.bytes()};
-                while (frame[1].hasRemaining()) {
+        out.clear();
+        FrameDescriptor.encode(header, out);
+        if (n > 0 && payload.isWireOrderMemory()) {
+            out.flip();
+            ByteBuffer data = payload.bytes();
+            int end = data.limit();
+            ByteBuffer[] frame = {out, data};
+            do { // in pieces of CHUNK_BYTES, so that the watchdog sees the write move
+                data.limit(Math.min(end, data.position() + CHUNK_BYTES));
+                while (out.hasRemaining() || data.hasRemaining()) {
                     channel.write(frame);
                 }
-                return;
-            }
-            int perChunk = CHUNK_BYTES / payload.dtype().sizeBytes();
-            int done = 0;
-            do {
-                int m = Math.min(perChunk, n - done);
-                if (m > 0) {
-                    payload.slice(done, m).writeTo(out);
-                    done += m;
-                }
-                out.flip();
-                while (out.hasRemaining()) {
-                    channel.write(out);
-                }
-                out.clear();
-            } while (done < n);
+                progressNanos = System.nanoTime();
+            } while (data.limit() < end);
+            return;
         }
+        int perChunk = CHUNK_BYTES / payload.dtype().sizeBytes();
+        int done = 0;
+        do {
+            int m = Math.min(perChunk, n - done);
+            if (m > 0) {
+                payload.slice(done, m).writeTo(out);
+                done += m;
+            }
+            out.flip();
+            while (out.hasRemaining()) {
+                channel.write(out);
+            }
+            out.clear();
+            progressNanos = System.nanoTime();
+        } while (done < n);
     }
 
     /** Says goodbye ({@code bye}, a goodbye header) and shuts the sending side down; nothing follows. */
     void sayGoodbye(FrameHeader bye) throws IOException {
-        // at most 2 s: a peer that stopped reading must not hold close() forever
-        write(bye, new Buf(DataType.UINT8, new byte[0], 0, 0), true, System.nanoTime() + 2_000_000_000L);
-        channel.shutdownOutput();
+        // at most 2 s (and a stalled peer's 1 s): a peer that stopped reading must not hold close() forever
+        if (write(bye, new Buf(DataType.UINT8, new byte[0], 0, 0), true, System.nanoTime() + 2_000_000_000L)) {
+            channel.shutdownOutput();
+        }
     }
 
     /** Closes the socket; the reader thread, if any, ends. */
@@ -228,7 +270,7 @@ final class TcpConnection {
             }
         } catch (IOException e) {
             if (!closing.getAsBoolean() && !goodbye) {
-                lose(writeExpired ? lostReason : "connection to rank " + peer + " lost (" + e.getMessage()
+                lose(expiredWrite != 0 ? lostReason : "connection to rank " + peer + " lost (" + e.getMessage()
                         + "): the process died or was killed, or the network failed");
             }
         } catch (RuntimeException e) { // a defect: never leave a receive from this peer waiting for its deadline

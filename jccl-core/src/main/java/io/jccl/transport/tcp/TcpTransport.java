@@ -101,9 +101,10 @@ public final class TcpTransport extends AbstractTransport {
     }
 
     /**
-     * A write to a peer that stopped reading (frozen, its host hung) blocks once the socket's buffers are full: the
-     * watchdog closes the connection under it at {@code deadlineNanos} (to within its 100 ms period), and this returns
-     * false, so that the call times out naming the peer instead of waiting forever.
+     * A write to a peer that stopped reading (frozen, its host hung) blocks once the socket's buffers are full: past
+     * {@code deadlineNanos}, once the peer has taken nothing for a second, the watchdog closes the connection under
+     * it, and this returns false (as it does when another write holds the connection past the deadline), so that the
+     * call times out naming the peer instead of waiting forever.
      */
     @Override
     public boolean send(int dst, FrameHeader header, io.jccl.buffer.Buf payload, long deadlineNanos) {
@@ -114,12 +115,8 @@ public final class TcpTransport extends AbstractTransport {
                          long deadlineNanos) {
         TcpConnection c = peers[dst];
         try {
-            c.write(header, payload, deadline, deadlineNanos);
-            return true;
+            return c.write(header, payload, deadline, deadlineNanos);
         } catch (IOException e) {
-            if (deadline && c.writeExpired()) {
-                return false;
-            }
             String why = c.lostReason();
             throw new PeerLostException(dst, why != null ? why : "connection to rank " + dst + " lost while sending ("
                     + e.getMessage() + "): the process died or was killed, or the network failed", e);
@@ -143,8 +140,11 @@ public final class TcpTransport extends AbstractTransport {
         if (c == null) {
             return;
         }
-        try {
-            c.write(abort.header(), new io.jccl.buffer.Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount()));
+        try { // best effort, never long: a connection another write holds to a peer that stopped reading is skipped
+            if (!c.write(abort.header(), new io.jccl.buffer.Buf(DataType.UINT8, abort.payload(), 0,
+                    abort.header().payloadCount()), true, System.nanoTime() + 1_000_000_000L)) {
+                LOG.debug("rank {}: could not tell rank {} of the abort within 1 s", rank, peer);
+            }
         } catch (IOException | RuntimeException e) {
             LOG.debug("rank {}: could not tell rank {} of the abort: {}", rank, peer, e.toString());
         }
