@@ -130,8 +130,8 @@ public final class JcclSettings {
         this.tracePrefix = trace == null || trace.isBlank() ? null : trace;
         this.algorithms = algorithms(env);
         this.deterministic = flag(env, DETERMINISTIC_ENV);
-        this.connectTimeout = Duration.ofMillis(number(env, CONNECT_TIMEOUT_ENV, CONNECT_TIMEOUT_DEFAULT.toMillis(),
-                v -> v > 0, "a positive whole number of milliseconds"));
+        this.connectTimeout = bounded(Duration.ofMillis(number(env, CONNECT_TIMEOUT_ENV,
+                CONNECT_TIMEOUT_DEFAULT.toMillis(), v -> v > 0, "a positive whole number of milliseconds")));
         this.bindAddress = value(env, BIND_ENV);
         this.advertiseAddress = value(env, ADVERTISE_ENV);
         this.maxMessageBytes = number(env, MAX_MESSAGE_ENV, MAX_MESSAGE_DEFAULT, v -> v > 0,

@@ -59,7 +59,7 @@ public final class Work {
      */
     public boolean await(Duration timeout) {
         try {
-            future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            future.get(JcclSettings.bounded(timeout).toNanos(), TimeUnit.NANOSECONDS);
             return true;
         } catch (TimeoutException e) {
             return false;
@@ -82,23 +82,32 @@ public final class Work {
 
     /**
      * A future that completes as this work does, to compose with other asynchronous work. It completes on a thread
-     * of jccl's own for completions, not on the thread that ran the call, so an action chained to it may make jccl
-     * calls, even wait for them; the actions of one work's future run one after the other, as
-     * {@code CompletableFuture} runs them. Cancelling it does not cancel the call.
+     * of jccl's own for completions, not on the thread that runs the communicator's asynchronous calls, so an action
+     * chained to it may make jccl calls, even wait for them (on that thread it waited for itself forever). So such
+     * an action may run while the communicator's later calls run, and the actions of different works in any order:
+     * an action must not read a tensor that a later asynchronous call writes, and it may see this future not yet
+     * done just after {@link #await()} returned. Cancelling it does not cancel the call.
      *
      * @return the future of this work
      */
     public synchronized CompletableFuture<Void> toCompletableFuture() {
         if (view == null) {
             CompletableFuture<Void> v = new CompletableFuture<>();
-            future.whenComplete((ok, failure) -> COMPLETIONS.execute(() -> {
-                if (failure == null) {
-                    v.complete(null);
-                } else {
-                    v.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
-                            ? failure.getCause() : failure);
+            future.whenComplete((ok, failure) -> {
+                Runnable done = () -> {
+                    if (failure == null) {
+                        v.complete(null);
+                    } else {
+                        v.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+                                ? failure.getCause() : failure);
+                    }
+                };
+                try {
+                    COMPLETIONS.execute(done);
+                } catch (RuntimeException | Error e) { // no thread for it: complete here rather than never
+                    done.run();
                 }
-            }));
+            });
             view = v;
         }
         return view;

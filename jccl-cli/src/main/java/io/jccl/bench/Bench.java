@@ -303,10 +303,6 @@ public final class Bench {
         return count;
     }
 
-    /**
-     * What every row ends with, on every rank alike: each iteration's time becomes the maximum over ranks, the count
-     * of wrong elements the sum.
-     */
     /** At most this many passes over the warm-up sizes until no rank's JIT compiled anything during one. */
     private static final int QUIET_PASSES = 20;
 
@@ -378,6 +374,10 @@ public final class Bench {
         return cpu;
     }
 
+    /**
+     * What every row ends with, on every rank alike: each iteration's time becomes the maximum over ranks, the count
+     * of wrong elements the sum.
+     */
     private static void agree(Communicator comm, double[] times, long[] wrong) {
         comm.allReduce(Tensor.of(times), ReduceOp.MAX);
         comm.allReduce(Tensor.of(wrong), ReduceOp.SUM);

@@ -118,9 +118,9 @@ final class OrderedExecution {
     Work runAsync(PreparedCall p) {
         calls.detach(p);
         long seq = takeSequence(p.op());
-        long record = schedule(p, seq, System.nanoTime());
         CompletableFuture<Void> future = new CompletableFuture<>();
         try {
+            long record = schedule(p, seq, System.nanoTime());
             asyncExecutor().execute(() -> {
                 try {
                     execute(p, seq, record);
@@ -132,6 +132,9 @@ final class OrderedExecution {
         } catch (java.util.concurrent.RejectedExecutionException e) { // closed meanwhile
             skip(seq, p);
             failures.checkUsable(p.op());
+            throw e;
+        } catch (RuntimeException | Error e) { // no thread for it (out of memory): the number must not be lost
+            skip(seq, p);
             throw e;
         }
         return new Work(future);
