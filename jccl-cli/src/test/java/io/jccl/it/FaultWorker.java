@@ -21,7 +21,7 @@ import java.time.Duration;
  * {@code victim} closes its communicator while it is in the allreduces; {@code freeze}: rank {@code victim} stops
  * itself (SIGSTOP) in the middle of small allreduces; {@code freeze-big}: rank 0 sends it 64 MiB messages
  * (more than the sockets' buffers hold), and it stops itself before it receives the sixth; the other ranks do
- * nothing. The victim of {@code kill} prints
+ * nothing; {@code slow}: rank {@code victim} sleeps 300 ms before each allreduce, so the others wait (and watch it). The victim of {@code kill} prints
  * {@code KILL <epoch ms>} first. Survivors print {@code DETECTED <epoch ms>} and one line
  * {@code RESULT <exception class> origin=<rank> peer=<rank> message} and exit 0, or {@code RESULT ok}. With
  * {@code FAULT_TUNE_TEXT} ({@code key=value} pairs separated by {@code ;}) the rank's program gives AUTO's parameters.
@@ -90,6 +90,15 @@ public final class FaultWorker {
                     System.out.flush();
                     new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid())).start().waitFor();
                     Thread.sleep(10_000);
+                }
+                if (mode.equals("slow") && rank == victim) {
+                    if (i >= 8) {
+                        break;
+                    }
+                    Thread.sleep(300);
+                }
+                if (mode.equals("slow") && rank != victim && i >= 8) {
+                    break;
                 }
                 if (mode.equals("allgather")) {
                     comm.allGather(Tensor.of(new float[1024]), Tensor.of(new float[1024 * comm.size()]));

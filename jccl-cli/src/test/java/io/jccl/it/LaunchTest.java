@@ -55,6 +55,25 @@ class LaunchTest {
     }
 
     /**
+     * Ranks in different pid namespaces sharing /dev/shm (containers with {@code --ipc=host}): rank 1 runs in a pid
+     * namespace of its own, where rank 0's pid names no process, so by pid it took rank 0 for dead ("rank 0 (pid
+     * N) died") while rank 0 slowly made its calls. Liveness now comes from the segment's owner's lock. Needs root
+     * (unshare), as CI has.
+     */
+    @org.junit.jupiter.api.Test
+    void ranksInOtherPidNamespacesAreNotTakenForDead() throws Exception {
+        String java = ProcessJob.java() + " -cp " + System.getProperty("java.class.path") + " "
+                + FaultWorker.class.getName() + " slow 0 20000";
+        int[] status = new int[1];
+        List<String> out = launch(List.of("-n", "2", "--transport", "shm", "--cpu-bind", "none", "--", "sh", "-c",
+                "if [ \"$JCCL_RANK\" = 1 ]; then exec unshare --pid --fork --mount-proc " + java + "; else exec "
+                        + java + "; fi"), status);
+        String text = String.join("\n", out);
+        assertEquals(0, status[0], text);
+        assertTrue(out.contains("[rank 0] RESULT ok") && out.contains("[rank 1] RESULT ok"), text);
+    }
+
+    /**
      * A rank that exits leaving a process of its own that holds its output (a shell's background job): the launcher
      * waited for that process's end (600 s here) to finish reading the rank's output. It now waits at most 5 s.
      */

@@ -13,8 +13,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
- * The liveness of the peers of one rank: their pids, checked at most every {@link #CHECK_NANOS} while the rank
- * waits. A peer whose process is gone (or a zombie: killed, not yet reaped) is reported to every communicator
+ * The liveness of the peers of one rank: their segments' owner's locks (their pids where a lock cannot tell),
+ * checked at most every {@link #CHECK_NANOS} while the rank waits. A peer whose process is gone (or a zombie: killed, not yet reaped) is reported to every communicator
  * through the inbox, and its segment, which its owner cannot remove any more, is deleted.
  */
 final class PeerWatch {
@@ -34,6 +34,7 @@ final class PeerWatch {
         this.inbox = inbox;
         this.pids = new long[size];
         this.files = new Path[size];
+        this.locks = new java.nio.channels.FileChannel[size];
         java.util.Arrays.fill(pids, -1);
     }
 
@@ -53,6 +54,41 @@ final class PeerWatch {
     void watch(int peer, long pid, Path file) {
         files[peer] = file;
         pids[peer] = pid;
+        try { // kept open until close: see ShmSegment.ownerHoldsLock
+            locks[peer] = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
+                    java.nio.file.StandardOpenOption.WRITE);
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("rank {}: cannot open {} to watch its owner's lock; its pid alone tells: {}", rank, file,
+                    e.toString());
+        }
+    }
+
+    /** By rank: a channel on the peer's segment, through which its owner's lock is read; or null. */
+    private final java.nio.channels.FileChannel[] locks;
+
+    /** Closes the channels on the peers' segments. */
+    void close() {
+        for (int p = 0; p < locks.length; p++) {
+            java.nio.channels.FileChannel c = locks[p];
+            locks[p] = null;
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (IOException ignored) {
+                    // closing
+                }
+            }
+        }
+    }
+
+    /**
+     * Whether peer {@code p}'s process lives: from its segment's owner's lock where that can tell (whatever pid
+     * namespace the peer runs in), else from its pid.
+     */
+    private boolean peerAlive(int p) {
+        java.nio.channels.FileChannel c = locks[p];
+        Boolean held = c == null ? null : ShmSegment.ownerHoldsLock(c);
+        return held != null ? held : isAlive(pids[p]);
     }
 
     /** {@code peer} left cleanly (it said goodbye): its process may exit now without that being a failure. */
@@ -116,7 +152,7 @@ final class PeerWatch {
             if (p == rank || pid <= 0) {
                 continue;
             }
-            if (!isAlive(pid)) {
+            if (!peerAlive(p)) {
                 pids[p] = -1;
                 ShmSegment.delete(files[p]); // its owner cannot remove it any more
                 inbox.peerLost(Frame.peerGone(p, name(p) + " (pid " + pid + ") died: its process is gone "

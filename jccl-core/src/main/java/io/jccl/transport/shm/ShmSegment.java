@@ -45,6 +45,52 @@ final class ShmSegment {
         }
     }
 
+    /**
+     * Takes the owner's lock of {@code file} (an exclusive lock of its byte 0, held by the returned channel until it
+     * is closed; {@link ShmSegmentDescriptor}): peers tell from it whether the owner's process lives, which pids
+     * cannot do across pid namespaces (containers sharing {@code /dev/shm} with {@code --ipc=host}: a pid means
+     * another process there, or none). The kernel drops it when the process ends, however it ends.
+     */
+    static FileChannel lockOwner(int rank, Path file) {
+        FileChannel ch = null;
+        try {
+            ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            ch.lock(0, 1, false);
+            return ch;
+        } catch (IOException | RuntimeException e) {
+            if (ch != null) {
+                try {
+                    ch.close();
+                } catch (IOException ignored) {
+                    // failing anyway
+                }
+            }
+            throw new JcclException("rank " + rank + ": cannot lock its shared-memory segment " + file + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Whether the process that owns segment {@code file} holds its owner's lock ({@link #lockOwner}), read through
+     * {@code ch}, a channel on it that the caller keeps open (closing a channel drops every lock its process holds on
+     * the file: a check from the owner's own process through a channel it then closed would drop the owner's lock).
+     * TRUE: it does (or it is this process); FALSE: nobody holds it (the owner is gone); null: the lock cannot tell.
+     */
+    static Boolean ownerHoldsLock(FileChannel ch) {
+        try {
+            java.nio.channels.FileLock l = ch.tryLock(0, 1, true);
+            if (l == null) {
+                return Boolean.TRUE;
+            }
+            l.release();
+            return Boolean.FALSE;
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            return Boolean.TRUE; // held in this JVM: the owner is a rank of this process
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
     /** Fills in the header of a rank's own segment and marks it ready (a release store, last). */
     static void writeHeader(ByteBuffer own, int rank, int size, int ringBytes, int arenaBytes, int registeredBytes,
                             long pid, long job) {
@@ -134,7 +180,16 @@ final class ShmSegment {
                 if (pid <= 0 && Files.getLastModifiedTime(f).toMillis() > System.currentTimeMillis() - 60_000) {
                     continue; // being created right now: its owner has not written its pid yet
                 }
-                if (!PeerWatch.isAlive(pid)) {
+                // gone only if nobody holds its owner's lock and its pid names no process here either: a segment of a
+                // live job in another pid namespace (its pid unknown here) keeps its lock; one of a rank of this
+                // process may have lost its kernel lock to a channel this process closed, but its pid is ours
+                Boolean locked;
+                try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                    locked = ownerHoldsLock(ch);
+                } catch (IOException e) {
+                    continue;
+                }
+                if (!Boolean.TRUE.equals(locked) && !PeerWatch.isAlive(pid)) {
                     LOG.info("removing the shared-memory segment {} of a job that is gone (pid {})", f, pid);
                     Files.deleteIfExists(f);
                 }

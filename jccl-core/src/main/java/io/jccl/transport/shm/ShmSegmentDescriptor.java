@@ -1,7 +1,7 @@
 package io.jccl.transport.shm;
 
 /**
- * Byte layout of a rank's shared-memory segment, version 5: the file {@code jccl-<job>-<rank>.shm} (under
+ * Byte layout of a rank's shared-memory segment, version 6: the file {@code jccl-<job>-<rank>.shm} (under
  * {@code /dev/shm} by default) that holds every ring into that rank and the rank's part of the
  * {@link io.jccl.transport.SharedArena} (control block and two exchange buffers). Native byte order.
  *
@@ -11,7 +11,7 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |                   magic 0x4A435348 "JCSH"                     |  0
  * +---------------------------------------------------------------+
- * |                         version (5)                           |  4
+ * |                         version (6)                           |  4
  * +---------------------------------------------------------------+
  * |                         world size                            |  8
  * +---------------------------------------------------------------+
@@ -136,10 +136,16 @@ package io.jccl.transport.shm;
  * buffer's offset in its registered region to "exposed offset" and the call's round to "exposed round" before it
  * publishes ARRIVED, and peers read that buffer in place; a peer that passed an array (whose "exposed round" is
  * not the call's) tells them to take the call's exchange buffers instead (version 5 added "exposed round").
+ *
+ * <p><b>The owner's lock</b> (version 6): from before it publishes its pid until it closes, the owner holds an
+ * exclusive advisory lock ({@code fcntl}, through {@code FileChannel.lock}) of byte 0 of its file. A peer, or a
+ * later job removing stale segments, takes the owner for gone only when it can take a shared lock of that byte:
+ * the kernel drops the owner's lock when its process ends, whatever pid namespace it ran in ("owner pid" names
+ * the process in messages, and is the fallback where locks cannot tell).
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;
-    public static final int VERSION = 5;
+    public static final int VERSION = 6;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;

@@ -82,6 +82,9 @@ public final class ShmTransport extends AbstractTransport {
     private final Thread shutdownHook;
     private ShmArena arena;
     private volatile boolean closed;
+    /** Holds this rank's owner's lock of its segment (ShmSegment.lockOwner) until close. */
+    private java.nio.channels.FileChannel ownerLock;
+
     /** How long close() keeps trying to put its goodbye into a full ring. */
     private static final long GOODBYE_WAIT_NANOS = 2_000_000_000L;
 
@@ -151,6 +154,7 @@ public final class ShmTransport extends AbstractTransport {
         MappedByteBuffer own = ShmSegment.create(rank, file, length);
         ShmTransport t = new ShmTransport(rank, size, file, oversubscribedSpins);
         try {
+            t.ownerLock = ShmSegment.lockOwner(rank, file); // before its pid is published: peers watch the lock
             long pid = ProcessHandle.current().pid();
             ShmSegment.writeHeader(own, rank, size, ringBytes, arenaBytes, registeredBytes, pid,
                     Long.parseUnsignedLong(job, 16));
@@ -440,6 +444,14 @@ public final class ShmTransport extends AbstractTransport {
                     + "from its process's exit, or at their deadline", rank, pending, GOODBYE_WAIT_NANOS / 1_000_000);
         }
         ShmSegment.delete(file);
+        watch.close();
+        if (ownerLock != null) {
+            try {
+                ownerLock.close(); // drops the owner's lock
+            } catch (java.io.IOException e) {
+                LOG.debug("rank {}: closing its segment's lock: {}", rank, e.toString());
+            }
+        }
         if (shutdownHook != null) {
             try {
                 Runtime.getRuntime().removeShutdownHook(shutdownHook);
