@@ -45,6 +45,9 @@ final class ShmSegment {
         }
     }
 
+    /** A co-location probe older than this is left over from a rank killed during its rendezvous. */
+    static final long PROBE_MAX_AGE_MILLIS = 3_600_000L;
+
     /**
      * Takes the owner's lock of {@code file} (an exclusive lock of its byte 0, held by the returned channel until it
      * is closed; {@link ShmSegmentDescriptor}): peers tell from it whether the owner's process lives, which pids
@@ -165,6 +168,23 @@ final class ShmSegment {
      * {@link PeerWatch#isAlive}).
      */
     static void removeStale(Path dir) {
+        // co-location probes (Rendezvous, Spark's rendezvous) live for a rendezvous, seconds: one an hour old was
+        // left by a rank killed during its rendezvous
+        long hourAgo = System.currentTimeMillis() - PROBE_MAX_AGE_MILLIS;
+        try (DirectoryStream<Path> probes = Files.newDirectoryStream(dir, "jccl-*probe-*")) {
+            for (Path f : probes) {
+                try {
+                    if (Files.getLastModifiedTime(f).toMillis() < hourAgo) {
+                        LOG.info("removing the co-location probe {} of a rendezvous that ended an hour ago", f);
+                        Files.deleteIfExists(f);
+                    }
+                } catch (IOException e) {
+                    LOG.debug("cannot remove the old probe {}: {}", f, e.toString());
+                }
+            }
+        } catch (IOException e) {
+            LOG.debug("cannot scan {} for old probes: {}", dir, e.toString());
+        }
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "jccl-*.shm")) {
             for (Path f : files) {
                 long pid = -1;

@@ -38,4 +38,23 @@ class ShmSegmentCleanupTest {
         assertTrue(Files.exists(creating), "a segment whose owner is still writing its header is kept");
         assertTrue(Files.exists(other));
     }
+
+    /**
+     * The co-location probes of a rank killed during its rendezvous (Rendezvous and Spark's) were left in /dev/shm
+     * for good: the next job removes those more than an hour old, and keeps a rendezvous's probes in use.
+     */
+    @Test
+    void shouldRemoveProbesOfRendezvousThatEndedLongAgo(@TempDir Path dir) throws Exception {
+        Path old = Files.writeString(dir.resolve("jccl-probe-1a2b-3"), "token");
+        Path oldSpark = Files.writeString(dir.resolve("jccl-spark-probe-c0ffee-1"), "token");
+        Path fresh = Files.writeString(dir.resolve("jccl-probe-4c5d-0"), "token");
+        java.nio.file.attribute.FileTime twoHoursAgo = java.nio.file.attribute.FileTime.fromMillis(
+                System.currentTimeMillis() - 7_200_000L);
+        Files.setLastModifiedTime(old, twoHoursAgo);
+        Files.setLastModifiedTime(oldSpark, twoHoursAgo);
+        ShmTransport.removeStaleSegments(dir);
+        assertFalse(Files.exists(old));
+        assertFalse(Files.exists(oldSpark));
+        assertTrue(Files.exists(fresh), "a probe of a rendezvous in progress is kept");
+    }
 }
