@@ -201,7 +201,11 @@ public final class Launcher {
 
     /** Runs the job; returns 0 when every rank exits 0, else the status of the first rank that failed. */
     public int run() throws IOException, InterruptedException {
-        Thread hook = new Thread(() -> stopAll("the launcher is exiting"), "jccl-launch-shutdown");
+        Thread hook = new Thread(() -> { // SIGTERM, Ctrl-C: run()'s own clean-up below does not run then
+            stopping = true;
+            stopAll("the launcher is exiting");
+            removeSegmentsOfChildren(); // of a rank killed after the grace period, which could not remove its own
+        }, "jccl-launch-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         List<Thread> pumps = new ArrayList<>();
         int world = nprocPerNode * nnodes;
@@ -250,6 +254,9 @@ public final class Launcher {
                         running.remove(i--);
                         if (p.exitValue() != 0 && status == 0) {
                             status = p.exitValue();
+                            if (stopping) { // the launcher itself was stopped: no rank to blame
+                                continue;
+                            }
                             failedRank = nodeRank * nprocPerNode + children.indexOf(p);
                             stopAll("rank " + failedRank + " exited with status " + status);
                         }
@@ -283,6 +290,9 @@ public final class Launcher {
      * Removes the shared-memory segments that this node's ranks left behind: a rank killed with SIGKILL cannot
      * remove its own, and a rank stopped while another rank waits on it may not have.
      */
+    /** Set by the shutdown hook: the launcher was stopped (SIGTERM, Ctrl-C), and its ranks with it. */
+    private volatile boolean stopping;
+
     private void removeSegmentsOfChildren() {
         java.util.Set<Long> pids = new java.util.HashSet<>();
         synchronized (children) {
