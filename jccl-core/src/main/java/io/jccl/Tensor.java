@@ -267,8 +267,8 @@ public final class Tensor {
      * Whether this tensor and {@code other} share elements: the same array, or the same byte buffer object (as given
      * to {@link #of(ByteBuffer, DataType)}, at intersecting ranges of its bytes). Two different buffer objects are
      * taken to be apart, even when they are views of one memory (Java 17 cannot compare their addresses): pass the
-     * same object, or the same tensor, for an in-place all-to-all. An all-to-all whose input and output overlap
-     * copies its input first.
+     * same object, or the same tensor, to know. The collectives copy their input first where {@link #mayOverlap}
+     * holds, which takes two such buffers to share memory.
      *
      * @param other another tensor
      * @return true when they share elements
@@ -286,6 +286,52 @@ public final class Tensor {
             return at < otherAt + other.byteSize() && otherAt < at + byteSize();
         }
         return array == other.array && offset < other.offset + other.count && other.offset < offset + count;
+    }
+
+    /**
+     * Whether this tensor and {@code other} may share memory: they {@link #overlaps overlap}, or they are views of
+     * direct memory given as different buffer objects (Java 17 cannot compare their addresses, so they may be one
+     * memory), or heap buffers over one array at intersecting ranges. The collectives that would read input the
+     * output has overwritten copy their input first where this holds.
+     *
+     * @param other another tensor
+     * @return false only when they are known to be apart
+     */
+    public boolean mayOverlap(Tensor other) {
+        if (overlaps(other)) {
+            return true;
+        }
+        if (count == 0 || other.count == 0 || source == null || other.source == null || source == other.source) {
+            return false; // arrays are compared exactly, as is one buffer object
+        }
+        if (source.isDirect() && other.source.isDirect()) {
+            return true;
+        }
+        if (source.hasArray() && other.source.hasArray() && source.array() == other.source.array()) {
+            int at = source.arrayOffset() + buffer.position();
+            int otherAt = other.source.arrayOffset() + other.buffer.position();
+            return at < otherAt + other.byteSize() && otherAt < at + byteSize();
+        }
+        return false;
+    }
+
+    /**
+     * Whether this tensor is known to be exactly block {@code r} of {@code whole} (blocks of this tensor's count, from
+     * the start of {@code whole}): the same array, or the same buffer object, at that place. NCCL's in-place
+     * allgather passes its input so, and its in-place reduce_scatter its output.
+     *
+     * @param whole the tensor of all blocks
+     * @param r the block's index
+     * @return true when it is known to be that block
+     */
+    public boolean isBlockOf(Tensor whole, int r) {
+        if (dtype != whole.dtype) {
+            return false;
+        }
+        if (source == null) {
+            return array != null && array == whole.array && offset == whole.offset + (long) r * count;
+        }
+        return source == whole.source && buffer.position() == whole.buffer.position() + (long) r * byteSize();
     }
 
     /** How many elements {@link #toString} shows. */

@@ -49,6 +49,22 @@ class ArgumentValidationTest {
         assertArrayEquals(new float[] {12}, out.get(1));
     }
 
+    /**
+     * allocate beyond what a buffer holds: an IllegalArgumentException on TCP too (an ArithmeticException before), as
+     * over shm. (Ranks that are threads allocate an array, which may hold it.)
+     */
+    @Test
+    void allocateBeyondABuffersReachSaysSoOnEveryTransport() throws Exception {
+        for (TransportKind kind : new TransportKind[] {TransportKind.TCP, TransportKind.SHM}) {
+            List<RankHarness.Outcome<String>> out = RankHarness.run(kind, 2, Duration.ofSeconds(20), comm ->
+                    assertThrows(IllegalArgumentException.class, () -> comm.allocate(DataType.FLOAT64, 300_000_000))
+                            .getMessage());
+            for (RankHarness.Outcome<String> o : out) {
+                assertNull(o.error, kind + ": " + o.error);
+            }
+        }
+    }
+
     @Test
     void shouldRejectBadArgumentsWithoutCommunicating() throws Exception {
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(3, Duration.ofSeconds(20), comm -> {

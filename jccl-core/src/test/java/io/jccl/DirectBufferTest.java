@@ -145,6 +145,11 @@ class DirectBufferTest {
         ByteBuffer bytes = direct(in, order).byteBuffer(); // one buffer object, wrapped twice
         comm.allToAll(Tensor.of(bytes, dt), Tensor.of(bytes, dt));
         check(differ, shape + "allToAll in place, one buffer wrapped twice", all, Tensor.of(bytes, dt));
+        // two buffer objects over one memory (Tensor.byteBuffer() gives a new view each time): they cannot be told
+        // apart from two memories on Java 17, and once were taken for two, the exchange overwriting its input
+        Tensor twice = direct(in, order);
+        comm.allToAll(Tensor.of(twice.byteBuffer(), dt), Tensor.of(twice.byteBuffer(), dt));
+        check(differ, shape + "allToAll in place, two views of one memory", all, twice);
 
         Tensor sent = direct(in, order);
         Tensor got = direct(Buf.allocate(dt, n * p), order);

@@ -60,6 +60,45 @@ class InPlaceTest {
         }
     }
 
+    /**
+     * Input and output sharing memory in another layout than NCCL's in-place one: every rank's allgather input is the
+     * output's first block, and its reduce_scatter output the input's first block. Over threads the shared-memory
+     * algorithms read a peer's input in place while that peer wrote its output over it: ranks got another rank's
+     * block, silently. Such an input is now copied first; every algorithm and transport gives the exact blocks.
+     */
+    @ParameterizedTest
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void inputAndOutputSharingMemoryInAnotherLayoutGiveTheExactBlocks(TransportKind kind, Algorithm algorithm)
+            throws Exception {
+        int world = 4;
+        int block = 9_000;
+        List<Buf> in = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            in.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, block * world, 3, r));
+        }
+        Buf all = algorithm == Algorithm.SHARED_MEMORY ? ReferenceModel.allReduceInRankOrder(in, ReduceOp.SUM)
+                : ReferenceModel.allReduce(in, ReduceOp.SUM);
+        List<RankHarness.Outcome<Boolean>> out = RankHarness.run(kind, world, Duration.ofSeconds(30), algorithm,
+                comm -> {
+                    int r = comm.rank();
+                    float[] y = new float[block * world];
+                    System.arraycopy(in.get(r).array(), 0, y, 0, block); // this rank's input in block 0
+                    comm.allGather(Tensor.of(y, 0, block), Tensor.of(y));
+                    boolean ok = true;
+                    for (int q = 0; q < world; q++) {
+                        ok &= Bufs.bitEqual(new Buf(DataType.FLOAT32, y, q * block, block), in.get(q).copyOf(0, block));
+                    }
+                    float[] x = ((float[]) in.get(r).array()).clone();
+                    comm.reduceScatter(Tensor.of(x), Tensor.of(x, 0, block), ReduceOp.SUM); // into block 0
+                    return ok && Bufs.bitEqual(new Buf(DataType.FLOAT32, x, 0, block),
+                            ReferenceModel.block(all, world, r));
+                });
+        for (int r = 0; r < world; r++) {
+            assertNull(out.get(r).error, String.valueOf(out.get(r).error));
+            assertTrue(out.get(r).value, kind + " " + algorithm + " rank " + r);
+        }
+    }
+
     /** What counts as an input that overlaps its output (an all-to-all copies such an input first). */
     @org.junit.jupiter.api.Test
     void tensorsOverlapWhereTheyShareElements() {

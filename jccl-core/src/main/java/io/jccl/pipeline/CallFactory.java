@@ -132,12 +132,21 @@ final class CallFactory {
         return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, copyingBody, in, out);
     }
 
-    /** Allgather and all-to-all: the input to the output, nothing reduced, no root. */
+    /** Allgather: the input to the output, nothing reduced, no root. */
     private final PreparedCall.Body copyingBody = this::runCopying;
 
     private void runCopying(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
         Buf ob = p.stage(staging, 1, p.out());
-        algorithm.run(call, p.operands(p.stage(staging, 0, p.in()), ob, null, -1));
+        Buf ib = p.stage(staging, 0, p.in());
+        // in place as NCCL does it (the input is this rank's block of the output) the algorithms need nothing more;
+        // any other sharing of memory (or one they cannot rule out) could let a write of the output reach input
+        // that peers have yet to read, so the input is copied first
+        boolean copy = p.in().mayOverlap(p.out()) && !p.in().isBlockOf(p.out(), transport.rank());
+        Buf input = copy ? call.scratchCopy(ib) : ib;
+        algorithm.run(call, p.operands(input, ob, null, -1));
+        if (copy) {
+            call.releaseScratch(input);
+        }
         staging.unstage(p.out(), ob);
     }
 
@@ -150,7 +159,15 @@ final class CallFactory {
 
     private void runReduceScatter(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
         Buf ob = p.stage(staging, 1, p.out());
-        algorithm.run(call, p.operands(p.stage(staging, 0, p.in()), ob, p.reduceOp(), -1));
+        Buf ib = p.stage(staging, 0, p.in());
+        // in place as NCCL does it (the output is this rank's block of the input) needs nothing more; any other
+        // sharing of memory is copied first (see runCopying)
+        boolean copy = p.in().mayOverlap(p.out()) && !p.out().isBlockOf(p.in(), transport.rank());
+        Buf input = copy ? call.scratchCopy(ib) : ib;
+        algorithm.run(call, p.operands(input, ob, p.reduceOp(), -1));
+        if (copy) {
+            call.releaseScratch(input);
+        }
         if (p.reduceOp() == ReduceOp.AVG) {
             Reductions.divide(ob, world);
         }
@@ -219,7 +236,7 @@ final class CallFactory {
     private void runAllToAll(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
         Buf ob = p.stage(staging, 1, p.out());
         Buf ib = p.stage(staging, 0, p.in());
-        boolean overlaps = p.in().overlaps(p.out());
+        boolean overlaps = p.in().mayOverlap(p.out()); // two views of one direct memory too
         Buf input = overlaps ? call.scratchCopy(ib) : ib;
         algorithm.run(call, p.operands(input, ob, null, -1));
         if (overlaps) {

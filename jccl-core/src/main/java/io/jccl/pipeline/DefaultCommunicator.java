@@ -153,8 +153,12 @@ public final class DefaultCommunicator implements Communicator {
             return a.allocate(dtype, count);
         }
         // no arena (sockets): direct memory in the wire's byte order, which the socket writes from and reads into
-        return Tensor.of(ByteBuffer.allocateDirect(Math.multiplyExact(count, dtype.sizeBytes()))
-                .order(ByteOrder.LITTLE_ENDIAN), dtype);
+        long bytes = (long) count * dtype.sizeBytes();
+        if (bytes > Integer.MAX_VALUE) { // a buffer holds at most 2 GiB; said as the shared-memory arena says it
+            throw new IllegalArgumentException("allocate: " + count + " x " + dtype + " is " + bytes + " bytes, over "
+                    + "the 2 GiB a buffer can hold");
+        }
+        return Tensor.of(ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.LITTLE_ENDIAN), dtype);
     }
 
     @Override
