@@ -29,12 +29,8 @@ class InPlaceTest {
     void allGatherAndReduceScatterInPlace(TransportKind kind, Algorithm algorithm) throws Exception {
         int world = 4;
         for (int block : new int[] {3, 9_000}) {
-            List<Buf> in = new ArrayList<>();
-            for (int r = 0; r < world; r++) {
-                in.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, block * world, 3, r));
-            }
-            Buf all = algorithm == Algorithm.SHARED_MEMORY ? ReferenceModel.allReduceInRankOrder(in, ReduceOp.SUM)
-                    : ReferenceModel.allReduce(in, ReduceOp.SUM);
+            List<Buf> in = inputs(world, block);
+            Buf all = sums(in, algorithm);
             List<RankHarness.Outcome<Boolean>> out = RankHarness.run(kind, world, Duration.ofSeconds(30), algorithm,
                     comm -> {
                         int r = comm.rank();
@@ -72,12 +68,8 @@ class InPlaceTest {
             throws Exception {
         int world = 4;
         int block = 9_000;
-        List<Buf> in = new ArrayList<>();
-        for (int r = 0; r < world; r++) {
-            in.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, block * world, 3, r));
-        }
-        Buf all = algorithm == Algorithm.SHARED_MEMORY ? ReferenceModel.allReduceInRankOrder(in, ReduceOp.SUM)
-                : ReferenceModel.allReduce(in, ReduceOp.SUM);
+        List<Buf> in = inputs(world, block);
+        Buf all = sums(in, algorithm);
         List<RankHarness.Outcome<Boolean>> out = RankHarness.run(kind, world, Duration.ofSeconds(30), algorithm,
                 comm -> {
                     int r = comm.rank();
@@ -97,6 +89,21 @@ class InPlaceTest {
             assertNull(out.get(r).error, String.valueOf(out.get(r).error));
             assertTrue(out.get(r).value, kind + " " + algorithm + " rank " + r);
         }
+    }
+
+    /** Each rank's input of {@code world} blocks of {@code block} floats. */
+    private static List<Buf> inputs(int world, int block) {
+        List<Buf> in = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            in.add(InputGenerator.generate(DataType.FLOAT32, ReduceOp.SUM, block * world, 3, r));
+        }
+        return in;
+    }
+
+    /** The sums {@code algorithm} gives, bit for bit (the shared-memory one adds in rank order). */
+    private static Buf sums(List<Buf> in, Algorithm algorithm) {
+        return algorithm == Algorithm.SHARED_MEMORY ? ReferenceModel.allReduceInRankOrder(in, ReduceOp.SUM)
+                : ReferenceModel.allReduce(in, ReduceOp.SUM);
     }
 
     /** What counts as an input that overlaps its output (an all-to-all copies such an input first). */
