@@ -54,6 +54,9 @@ final class PeerWatch {
     void watch(int peer, long pid, Path file) {
         files[peer] = file;
         pids[peer] = pid;
+        if (ShmSegment.ownedHere(file)) {
+            return; // a rank of this process: alive while it owns it, and no channel of ours may close on it
+        }
         try { // kept open until close: see ShmSegment.ownerHoldsLock
             locks[peer] = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
                     java.nio.file.StandardOpenOption.WRITE);
@@ -86,6 +89,9 @@ final class PeerWatch {
      * namespace the peer runs in), else from its pid.
      */
     private boolean peerAlive(int p) {
+        if (ShmSegment.ownedHere(files[p])) {
+            return true;
+        }
         java.nio.channels.FileChannel c = locks[p];
         Boolean held = c == null ? null : ShmSegment.ownerHoldsLock(c);
         return held != null ? held : isAlive(pids[p]);

@@ -49,35 +49,68 @@ final class ShmSegment {
     static final long PROBE_MAX_AGE_MILLIS = 3_600_000L;
 
     /**
-     * Takes the owner's lock of {@code file} (an exclusive lock of its byte 0, held by the returned channel until it
-     * is closed; {@link ShmSegmentDescriptor}): peers tell from it whether the owner's process lives, which pids
-     * cannot do across pid namespaces (containers sharing {@code /dev/shm} with {@code --ipc=host}: a pid means
-     * another process there, or none). The kernel drops it when the process ends, however it ends.
+     * The segments ranks of this process own, each with the channel that holds its owner's lock. A POSIX lock belongs
+     * to the process, and closing any channel of this process on the file drops it: so nothing in this process opens
+     * and closes a channel on a segment it owns (a peer rank of this JVM maps it through this channel, the clean-up
+     * of stale segments skips it, a watch of it asks this map). Two executors' task slots on one host (Spark), a test
+     * JVM's ranks, or two communicators of one rank all own segments side by side.
+     */
+    private static final java.util.Map<Path, FileChannel> OWNED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static Path key(Path file) {
+        return file.toAbsolutePath().normalize();
+    }
+
+    /**
+     * Takes the owner's lock of {@code file} (an exclusive lock of its byte 0, held by the returned channel until
+     * {@link #releaseOwner}; {@link ShmSegmentDescriptor}): peers in other processes tell from it whether the
+     * owner's process lives, which pids cannot do across pid namespaces (containers sharing {@code /dev/shm} with
+     * {@code --ipc=host}: a pid means another process there, or none). The kernel drops it when the process ends,
+     * however it ends. Where the file system takes no locks this warns and returns null: the peers then judge by pid.
      */
     static FileChannel lockOwner(int rank, Path file) {
         FileChannel ch = null;
         try {
             ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
             ch.lock(0, 1, false);
+            OWNED.put(key(file), ch);
             return ch;
         } catch (IOException | RuntimeException e) {
             if (ch != null) {
                 try {
                     ch.close();
                 } catch (IOException ignored) {
-                    // failing anyway
+                    // without a lock anyway
                 }
             }
-            throw new JcclException("rank " + rank + ": cannot lock its shared-memory segment " + file + ": "
-                    + e.getMessage(), e);
+            LOG.warn("rank {}: cannot lock its shared-memory segment {} ({}); its peers judge its liveness by its pid, "
+                    + "which fails across pid namespaces", rank, file, e.toString());
+            return null;
         }
+    }
+
+    /** Drops the owner's lock {@link #lockOwner} took, as the segment's rank closes. */
+    static void releaseOwner(Path file, FileChannel ch) {
+        if (ch == null) {
+            return;
+        }
+        OWNED.remove(key(file), ch);
+        try {
+            ch.close();
+        } catch (IOException e) {
+            LOG.debug("closing the lock of {}: {}", file, e.toString());
+        }
+    }
+
+    /** Whether a rank of this process owns segment {@code file} (and so lives). */
+    static boolean ownedHere(Path file) {
+        return OWNED.containsKey(key(file));
     }
 
     /**
      * Whether the process that owns segment {@code file} holds its owner's lock ({@link #lockOwner}), read through
-     * {@code ch}, a channel on it that the caller keeps open (closing a channel drops every lock its process holds on
-     * the file: a check from the owner's own process through a channel it then closed would drop the owner's lock).
-     * TRUE: it does (or it is this process); FALSE: nobody holds it (the owner is gone); null: the lock cannot tell.
+     * {@code ch}, a channel on it that the caller keeps open, in a process that does not own it ({@link #ownedHere}).
+     * TRUE: it does; FALSE: nobody holds it (the owner is gone); null: the lock cannot tell.
      */
     static Boolean ownerHoldsLock(FileChannel ch) {
         try {
@@ -88,7 +121,7 @@ final class ShmSegment {
             l.release();
             return Boolean.FALSE;
         } catch (java.nio.channels.OverlappingFileLockException e) {
-            return Boolean.TRUE; // held in this JVM: the owner is a rank of this process
+            return Boolean.TRUE; // held in this JVM
         } catch (IOException | RuntimeException e) {
             return null;
         }
@@ -133,8 +166,15 @@ final class ShmSegment {
     static MappedByteBuffer openPeer(int rank, int owner, Path file, int size, int ringBytes, int arenaBytes,
                                      int registeredBytes) {
         MappedByteBuffer m;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+        FileChannel owned = OWNED.get(key(file));
+        try {
+            if (owned != null) { // a rank of this process owns it: map through its channel, never close one (OWNED)
+                m = owned.map(FileChannel.MapMode.READ_WRITE, 0, owned.size());
+            } else {
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                    m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+                }
+            }
         } catch (IOException | RuntimeException e) {
             throw new JcclException("rank " + rank + ": cannot map the shared-memory segment " + file + " of rank "
                     + owner + ": " + e, e);
@@ -187,6 +227,9 @@ final class ShmSegment {
         }
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "jccl-*.shm")) {
             for (Path f : files) {
+                if (ownedHere(f)) {
+                    continue; // live, and opening it here would drop its owner's lock (OWNED)
+                }
                 long pid = -1;
                 try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
                     if (ch.size() >= HEADER_LENGTH) {
@@ -201,8 +244,8 @@ final class ShmSegment {
                     continue; // being created right now: its owner has not written its pid yet
                 }
                 // gone only if nobody holds its owner's lock and its pid names no process here either: a segment of a
-                // live job in another pid namespace (its pid unknown here) keeps its lock; one of a rank of this
-                // process may have lost its kernel lock to a channel this process closed, but its pid is ours
+                // live job in another pid namespace (its pid unknown here) keeps its lock; where locks cannot tell
+                // (a file system without them, a segment of a version before 6), the pid decides
                 Boolean locked;
                 try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                     locked = ownerHoldsLock(ch);

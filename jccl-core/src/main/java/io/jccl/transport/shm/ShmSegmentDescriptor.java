@@ -141,7 +141,10 @@ package io.jccl.transport.shm;
  * exclusive advisory lock ({@code fcntl}, through {@code FileChannel.lock}) of byte 0 of its file. A peer, or a
  * later job removing stale segments, takes the owner for gone only when it can take a shared lock of that byte:
  * the kernel drops the owner's lock when its process ends, whatever pid namespace it ran in ("owner pid" names
- * the process in messages, and is the fallback where locks cannot tell).
+ * the process in messages, and is the fallback where locks cannot tell). The lock is the process's: closing any
+ * channel of the owner's process on the file drops it, so that process never opens and closes one on a segment one
+ * of its ranks owns (its other ranks map it through the owner's channel; ranks of one process judge each other
+ * alive while they own their segments).
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;

@@ -225,7 +225,21 @@ public final class ShmTransport extends AbstractTransport {
     @Override
     public boolean send(int dst, FrameHeader header, Buf payload, long deadlineNanos) {
         ReentrantLock lock = sendLocks[dst];
-        lock.lock();
+        // another thread's send to dst may wait for room itself: this one waits for its turn only until its deadline
+        boolean interrupted = Thread.interrupted(); // a wait that an interrupt would end at once, kept for the caller
+        try {
+            if (!lock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()),
+                    java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+            return false;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
         try {
             ensureOpen();
             return writeFrame(dst, header, payload, true, deadlineNanos, true);
@@ -445,13 +459,7 @@ public final class ShmTransport extends AbstractTransport {
         }
         ShmSegment.delete(file);
         watch.close();
-        if (ownerLock != null) {
-            try {
-                ownerLock.close(); // drops the owner's lock
-            } catch (java.io.IOException e) {
-                LOG.debug("rank {}: closing its segment's lock: {}", rank, e.toString());
-            }
-        }
+        ShmSegment.releaseOwner(file, ownerLock);
         if (shutdownHook != null) {
             try {
                 Runtime.getRuntime().removeShutdownHook(shutdownHook);
