@@ -132,6 +132,14 @@ final class CallFactory {
         return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, copyingBody, in, out);
     }
 
+    /**
+     * Whether both of the call's tensors are worked on as the caller's own memory ({@link Staging#isView}): where
+     * staging copied either, input and output share nothing however their memory lies.
+     */
+    private boolean bothViews(PreparedCall p) {
+        return staging.isView(p.in()) && staging.isView(p.out());
+    }
+
     /** Allgather: the input to the output, nothing reduced, no root. */
     private final PreparedCall.Body copyingBody = this::runCopying;
 
@@ -141,7 +149,8 @@ final class CallFactory {
         // in place as NCCL does it (the input is this rank's block of the output) the algorithms need nothing more;
         // any other sharing of memory (or one they cannot rule out) could let a write of the output reach input
         // that peers have yet to read, so the input is copied first
-        boolean copy = p.in().mayOverlap(p.out()) && !p.in().isBlockOf(p.out(), transport.rank());
+        boolean copy = p.in().mayOverlap(p.out()) && !p.in().isBlockOf(p.out(), transport.rank())
+                && bothViews(p);
         Buf input = copy ? call.scratchCopy(ib) : ib;
         algorithm.run(call, p.operands(input, ob, null, -1));
         if (copy) {
@@ -162,7 +171,7 @@ final class CallFactory {
         Buf ib = p.stage(staging, 0, p.in());
         // in place as NCCL does it (the output is this rank's block of the input) needs nothing more; any other
         // sharing of memory is copied first (see runCopying)
-        boolean copy = p.in().mayOverlap(p.out()) && !p.out().isBlockOf(p.in(), transport.rank());
+        boolean copy = p.in().mayOverlap(p.out()) && !p.out().isBlockOf(p.in(), transport.rank()) && bothViews(p);
         Buf input = copy ? call.scratchCopy(ib) : ib;
         algorithm.run(call, p.operands(input, ob, p.reduceOp(), -1));
         if (copy) {
@@ -236,7 +245,7 @@ final class CallFactory {
     private void runAllToAll(PreparedCall p, CollectiveCall call, CollectiveAlgorithm algorithm) {
         Buf ob = p.stage(staging, 1, p.out());
         Buf ib = p.stage(staging, 0, p.in());
-        boolean overlaps = p.in().mayOverlap(p.out()); // two views of one direct memory too
+        boolean overlaps = p.in().mayOverlap(p.out()) && bothViews(p); // two views of one direct memory too
         Buf input = overlaps ? call.scratchCopy(ib) : ib;
         algorithm.run(call, p.operands(input, ob, null, -1));
         if (overlaps) {

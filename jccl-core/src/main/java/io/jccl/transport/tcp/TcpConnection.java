@@ -122,19 +122,57 @@ final class TcpConnection {
      * still moves goes on past its deadline. Throws {@code IOException} when the connection is lost otherwise.
      */
     boolean write(FrameHeader header, Buf payload, boolean deadline, long deadlineNanos) throws IOException {
-        if (!deadline) {
-            writeLock.lock();
-        } else {
-            try {
-                if (!writeLock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()),
-                        java.util.concurrent.TimeUnit.NANOSECONDS)) {
-                    return false; // another write holds the connection past this one's deadline
+        // an interrupted thread's write would close the socket (an interruptible channel closes when a thread blocked
+        // in it is interrupted), and the peer would take this rank for dead: the interrupt waits for the caller
+        boolean interrupted = Thread.interrupted();
+        try {
+            if (!deadline) {
+                writeLock.lock();
+            } else {
+                int turn = awaitTurn(deadlineNanos);
+                interrupted |= (turn & INTERRUPTED) != 0;
+                if ((turn & TURN) == 0) {
+                    return false; // another write holds the connection, stalled, past this one's deadline
                 }
-            } catch (InterruptedException e) {
+            }
+            return writeHeld(header, payload, deadline, deadlineNanos);
+        } finally {
+            if (interrupted) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted while waiting to write to rank " + peer);
             }
         }
+    }
+
+    private static final int TURN = 1;
+    private static final int INTERRUPTED = 2;
+
+    /**
+     * Waits for the connection's other writer, if any, while it moves, or until {@code deadlineNanos}: an abort or a
+     * goodbye behind a long write that still moves goes out after it (given up, the peer would hear nothing), one
+     * behind a write to a peer that stopped reading is given up. An interrupt does not end the wait. Returns
+     * {@link #TURN} if it holds the lock now, with {@link #INTERRUPTED} if an interrupt came meanwhile.
+     */
+    private int awaitTurn(long deadlineNanos) {
+        int interrupted = 0;
+        while (true) {
+            try {
+                if (writeLock.tryLock(20, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    return TURN | interrupted;
+                }
+            } catch (InterruptedException e) {
+                interrupted = INTERRUPTED;
+                continue;
+            }
+            long now = System.nanoTime();
+            if (now - deadlineNanos >= 0 && now - progressNanos >= STALL_NANOS) {
+                return interrupted;
+            }
+        }
+    }
+
+    /** The write, {@link #writeLock} held: released here. */
+    private boolean writeHeld(FrameHeader header, Buf payload, boolean deadline, long deadlineNanos)
+            throws IOException {
         long seq = ++writes;
         try {
             writeDeadline = deadlineNanos;
@@ -184,11 +222,6 @@ final class TcpConnection {
                     + " ms (it stopped reading: frozen, or its host hung)";
             TcpConnector.closeQuietly(channel);
         }
-    }
-
-    /** Whether the watchdog ended a write of this connection (the connection is closed). */
-    boolean writeExpired() {
-        return expiredWrite != 0;
     }
 
     private void writeFrame(FrameHeader header, Buf payload) throws IOException {
