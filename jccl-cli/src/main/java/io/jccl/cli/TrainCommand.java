@@ -34,11 +34,13 @@ import java.util.concurrent.Callable;
                 + "groups from split), on N ranks as threads or as processes. Prints each mode's loss against the "
                 + "single-rank loss, step time and throughput, the measured effect of bucketing and of overlap, "
                 + "and writes the loss curves to a PNG. Exit status 1 if a mode leaves the single-rank curve by more "
-                + "than 1e-4 (relative). Progress goes to stderr, one line per training run."})
+                + "than 1e-4 (relative, or absolute where the loss is below 1). With --ranks even the pipeline has 2 stages, "
+                + "with --ranks a multiple of 3 (and odd) 3 stages. Progress goes to stderr, one line per training run."})
 public final class TrainCommand implements Callable<Integer> {
     static final double TOLERANCE = 1e-4;
 
-    @Option(names = "--ranks", defaultValue = "4", description = "Ranks (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--ranks", defaultValue = "4", description = "Ranks: a divisor of the global batch (96) for ddp, "
+            + "zero and fsdp, and a multiple of 2 or 3 for the pipeline (default: ${DEFAULT-VALUE}).")
     int ranks;
 
     @Option(names = "--modes", split = ",", defaultValue = "ddp,zero,fsdp,pipeline",
@@ -76,8 +78,13 @@ public final class TrainCommand implements Callable<Integer> {
         if (optimizer.equals("adam")) {
             c.lr = 0.01f;
         }
-        c.stages = ranks % 2 == 0 ? 2 : 1;
+        c.stages = stagesFor(ranks);
         return c;
+    }
+
+    /** The pipeline's stages on {@code ranks}: 2 where even, else 3 where a multiple of 3 (the MLP has 3 layers). */
+    static int stagesFor(int ranks) {
+        return ranks % 2 == 0 ? 2 : ranks % 3 == 0 ? 3 : 1;
     }
 
     @picocli.CommandLine.Spec
@@ -100,6 +107,29 @@ public final class TrainCommand implements Callable<Integer> {
         if (!optimizer.equals("sgd") && !optimizer.equals("adam")) {
             throw Options.usage(spec, "Invalid value for option '--optimizer': '" + optimizer + "' (sgd or adam)");
         }
+        int batch = new TrainConfig().batch;
+        boolean splitsBatch = !skipPatterns || parsed.stream().anyMatch(m -> m != TrainConfig.Mode.PIPELINE);
+        if (splitsBatch && batch % ranks != 0) {
+            throw Options.usage(spec, "Invalid value for option '--ranks': " + ranks + " does not divide the global "
+                    + "batch of " + batch + " rows, which ddp, zero, fsdp and the DDP patterns split among the ranks");
+        }
+        if (parsed.contains(TrainConfig.Mode.PIPELINE)) {
+            int stages = stagesFor(ranks);
+            if (stages == 1) {
+                throw Options.usage(spec, "Invalid value for option '--ranks': the pipeline cuts the 3-layer MLP into "
+                        + "2 or 3 stages of equal rank counts, so it needs a multiple of 2 or 3, got " + ranks
+                        + " (or leave pipeline out of --modes)");
+            }
+            if (batch % (ranks / stages) != 0) {
+                throw Options.usage(spec, "Invalid value for option '--ranks': the pipeline's " + stages + " stages of "
+                        + ranks / stages + " ranks split the batch of " + batch + " rows among each stage's ranks, "
+                        + "which " + ranks / stages + " does not divide");
+            }
+        }
+        java.io.File dir = plot.getAbsoluteFile().getParentFile();
+        if (dir == null || !dir.isDirectory()) {
+            throw Options.usage(spec, "Invalid value for option '--plot': the directory " + dir + " does not exist");
+        }
         progress = Progress.of("jccl train");
         runsTotal = 1 + parsed.size() + (skipPatterns ? 0 : 4);
         PrintStream out = System.out;
@@ -113,9 +143,11 @@ public final class TrainCommand implements Callable<Integer> {
             results.put(modes.get(i).trim().toLowerCase(Locale.ROOT), run(cfg, parsed.get(i)));
         }
         progress.clear();
-        out.printf(Locale.ROOT, "jccl train: MLP %s, global batch %d, %d steps, %s, %d ranks as %s%n%n",
+        out.printf(Locale.ROOT, "jccl train: MLP %s, global batch %d, %d steps, %s, %d ranks as %s%s%n%n",
                 Arrays.toString(cfg.sizes), cfg.batch, cfg.steps, cfg.optimizer, ranks,
-                transport.equals("threads") ? "threads" : "processes over " + transport);
+                transport.equals("threads") ? "threads" : "processes over " + transport,
+                parsed.contains(TrainConfig.Mode.PIPELINE) ? "; pipeline: " + cfg.stages + " stages of "
+                        + ranks / cfg.stages + " ranks" : "");
         out.println("| mode | ranks | loss at step 0 | final loss | max abs diff vs single | median step ms | "
                 + "samples/s | optimizer state bytes/rank | verdict |");
         out.println("|---|---|---|---|---|---|---|---|---|");

@@ -113,6 +113,13 @@ class CliErrorsTest {
         assertUsageError(Cli.run("train", "--transport", "mpi"), "train", "'mpi' is not a transport");
         assertUsageError(Cli.run("train", "--modes", "ddp,bogus"), "train", "'--modes': 'bogus'");
         assertUsageError(Cli.run("train", "--optimizer", "lbfgs"), "train", "'--optimizer': 'lbfgs'");
+        // checked before anything trains (a run-time failure after the single-rank run, exit 1, before)
+        assertUsageError(Cli.run("train", "--ranks", "5"), "train", "'--ranks': 5 does not divide the global batch");
+        assertUsageError(Cli.run("train", "--ranks", "1"), "train", "needs a multiple of 2 or 3, got 1");
+        assertUsageError(Cli.run("train", "--ranks", "128", "--modes", "pipeline", "--skip-patterns"), "train",
+                "which 64 does not divide");
+        assertUsageError(Cli.run("train", "--plot", "/no/such/dir/x.png"), "train",
+                "'--plot': the directory /no/such/dir does not exist");
         assertUsageError(Cli.run("tune", "--transport", "gloo"), "tune", "'gloo' is not a transport");
         assertUsageError(Cli.run("tune", "--ranks", "1"), "tune", "'--ranks': 1 (it must be at least 2)");
         assertUsageError(Cli.run("store", "--port", "70000"), "store", "'--port': 70000");

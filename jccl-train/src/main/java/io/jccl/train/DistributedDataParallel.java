@@ -19,7 +19,8 @@ import java.util.List;
  * <p>A parameter larger than the cap gets a bucket of its own; small ones ride with their neighbours. With overlap
  * off every bucket is reduced in {@link #finish}. One instance serves every step. Buckets come from
  * {@link Communicator#allocate}: over shared memory they live in the registered region and the shared-memory
- * allreduce reads them in place, without copying them into exchange buffers.
+ * allreduce reads them in place, without copying them into exchange buffers; a bucket the region has no room left
+ * for (a large model, a second instance on one communicator, {@code JCCL_SHM_REGISTERED_BYTES=0}) is a plain array.
  */
 public final class DistributedDataParallel {
     /** PyTorch DDP's default bucket cap. */
@@ -45,6 +46,8 @@ public final class DistributedDataParallel {
         final List<Integer> positions = new ArrayList<>();
         /** From {@link Communicator#allocate}: in shared memory on shm, so the allreduce reads it in place. */
         Tensor tensor;
+        /** Whether {@link #tensor} came from {@link Communicator#allocate} (else the region had no room). */
+        boolean allocated;
         /** The tensor's elements: a float view of its buffer, or its array. */
         java.nio.FloatBuffer shared;
         float[] array;
@@ -93,7 +96,15 @@ public final class DistributedDataParallel {
             for (int i : k.params) {
                 n += params.get(i).length;
             }
-            k.tensor = comm.allocate(io.jccl.DataType.FLOAT32, n);
+            try {
+                k.tensor = comm.allocate(io.jccl.DataType.FLOAT32, n);
+                k.allocated = true;
+            } catch (IllegalArgumentException full) {
+                // the shared-memory registered region (JCCL_SHM_REGISTERED_BYTES, never freed before the transport
+                // closes) has no room left: a plain array serves, copied through the exchange buffers; peers whose
+                // bucket did fit run the same sums (a call may mix the two)
+                k.tensor = Tensor.of(new float[n]);
+            }
             if (k.tensor.isBuffer()) {
                 k.shared = k.tensor.byteBuffer().asFloatBuffer();
             } else {
@@ -115,6 +126,15 @@ public final class DistributedDataParallel {
 
     public int bucketCount() {
         return buckets.size();
+    }
+
+    /** How many buckets live in memory from {@link Communicator#allocate} (the others are arrays). */
+    public int allocatedBuckets() {
+        int n = 0;
+        for (Bucket k : buckets) {
+            n += k.allocated ? 1 : 0;
+        }
+        return n;
     }
 
     /** Indices of the parameters in bucket {@code b}, in filling order. */

@@ -44,7 +44,9 @@ public final class FullyShardedDataParallel {
             shardGrads[l] = new float[shard[l]];
             int from = r * shard[l];
             int take = Math.max(0, Math.min(shard[l], n - from));
-            System.arraycopy(initialParams, model.paramOffset(l) + from, shardParams[l], 0, take);
+            if (take > 0) { // the last ranks own nothing of a layer smaller than the shard size times the rank
+                System.arraycopy(initialParams, model.paramOffset(l) + from, shardParams[l], 0, take);
+            }
             optimizers[l] = optimizer.get();
         }
     }

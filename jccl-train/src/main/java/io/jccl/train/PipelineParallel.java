@@ -115,6 +115,25 @@ public final class PipelineParallel implements AutoCloseable {
         return out[0];
     }
 
+    /**
+     * The whole model's current parameters on every rank (a collective call of the world): each stage's layers
+     * broadcast from its leader, whose copy every member of the stage shares, bit for bit.
+     */
+    public float[] gatherParams() {
+        float[] out = params.clone();
+        for (int s = 0; s < stages; s++) {
+            int lo = model.paramOffset(s * model.layers() / stages);
+            int hi = model.paramOffset((s + 1) * model.layers() / stages);
+            world.broadcast(Tensor.of(out, lo, hi - lo), leader(s));
+        }
+        return out;
+    }
+
+    /** The number of stages the layers are cut into. */
+    public int stages() {
+        return stages;
+    }
+
     @Override
     public void close() {
         stageGroup.close();

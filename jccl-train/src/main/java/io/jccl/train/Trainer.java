@@ -111,7 +111,7 @@ public final class Trainer {
             }
             long state = zero != null ? zero.optimizerStateBytes() : fsdp != null ? fsdp.optimizerStateBytes()
                     : opt.stateBytes();
-            float[] finalParams = fsdp != null ? fsdp.gatherParams() : params;
+            float[] finalParams = fsdp != null ? fsdp.gatherParams() : pipe != null ? pipe.gatherParams() : params;
             return new Result(mode, world, losses, millis, state, finalParams);
         } finally {
             if (pipe != null) {

@@ -46,7 +46,9 @@ public final class ZeroRedundancyOptimizer {
         int r = comm.rank();
         int from = r * shard;
         int n = Math.max(0, Math.min(shard, total - from));
-        System.arraycopy(params, from, shardParams, 0, n);
+        if (n > 0) { // the last ranks own nothing where the shard size times the rank passes the end
+            System.arraycopy(params, from, shardParams, 0, n);
+        }
         optimizer.step(shardParams, 0, shardGrads, 0, n);
         comm.allGather(Tensor.of(shardParams), Tensor.of(paddedParams));
         System.arraycopy(paddedParams, 0, params, 0, total);

@@ -59,6 +59,91 @@ class TrainingEquivalenceTest {
         for (Trainer.Result r : results) {
             assertFollows(single, r);
             assertArrayEquals(results.get(0).losses, r.losses, 0.0, "every rank reports the same loss");
+            // the trained weights too (the pipeline returned its initial ones before)
+            assertEquals(single.finalParams.length, r.finalParams.length);
+            for (int i = 0; i < r.finalParams.length; i++) {
+                float a = single.finalParams[i];
+                assertTrue(Math.abs(a - r.finalParams[i]) <= 1e-3 * Math.max(1, Math.abs(a)),
+                        mode + " on " + world + " ranks, parameter " + i + ": " + r.finalParams[i] + " vs single " + a);
+            }
+        }
+        assertTrue(maxAbsDiff(single.finalParams, new Mlp(cfg.sizes).initParams(cfg.seed)) > 1e-2,
+                "training moved the weights");
+    }
+
+    private static double maxAbsDiff(float[] a, float[] b) {
+        double d = 0;
+        for (int i = 0; i < a.length; i++) {
+            d = Math.max(d, Math.abs(a[i] - b[i]));
+        }
+        return d;
+    }
+
+    /** Shards of ceil(N / P) elements: rank r starts at r ceil(N / P), past the end for the last ranks here. */
+    @Test
+    void shouldShardWhereTheLastRanksOwnNothing() {
+        float[] grads = {1, 2, 3, 4, 5};
+        float[] expected = {1, 1, 1, 1, 1};
+        Optimizer.sgd(0.5f, 0f).step(expected, 0, grads, 0, 5);
+        for (float[] p : Jccl.runThreads(4, comm -> { // shards of 2: rank 3 starts at 6 of 5
+            ZeroRedundancyOptimizer z = new ZeroRedundancyOptimizer(comm, 5, () -> Optimizer.sgd(0.5f, 0f));
+            float[] params = {1, 1, 1, 1, 1};
+            z.step(params, grads.clone());
+            return params;
+        })) {
+            assertArrayEquals(expected, p, 0f);
+        }
+        Mlp tiny = new Mlp(1, 1); // one layer of 2 parameters: shards of 1, rank 3 starts at 3
+        Dataset d = new Dataset(3, 4, 1, 1);
+        for (float[] p : Jccl.runThreads(4, comm -> {
+            FullyShardedDataParallel f = new FullyShardedDataParallel(comm, tiny, tiny.initParams(1),
+                    () -> Optimizer.sgd(0.1f, 0f));
+            f.step(d.inputs(comm.rank(), 1), d.targets(comm.rank(), 1), 1);
+            return f.gatherParams();
+        })) {
+            assertEquals(2, p.length);
+        }
+    }
+
+    /**
+     * DDP over shared memory whose registered region has no room for a bucket: that bucket is an array, and the
+     * gradients are averaged as before (it failed at construction with "the registered region ... has no room").
+     */
+    @Test
+    void shouldAverageGradientsWhereTheRegisteredRegionIsFull() throws Exception {
+        io.jccl.store.InMemoryStore store = new io.jccl.store.InMemoryStore();
+        List<java.util.concurrent.CompletableFuture<io.jccl.Communicator>> comms = new java.util.ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            int rank = r;
+            comms.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> new io.jccl.pipeline.DefaultCommunicator(
+                    io.jccl.transport.shm.ShmTransport.connect(rank, 2, store,
+                            io.jccl.transport.shm.ShmTransport.defaultDirectory(), 64 << 10, 1 << 20, 4096,
+                            Duration.ofSeconds(30)), CommunicatorConfig.fromEnvironment())));
+        }
+        List<java.util.concurrent.CompletableFuture<float[]>> done = new java.util.ArrayList<>();
+        for (java.util.concurrent.CompletableFuture<io.jccl.Communicator> f : comms) {
+            io.jccl.Communicator comm = f.get(60, TimeUnit.SECONDS);
+            done.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try (comm) {
+                    float[] grads = new float[512 + 2048];
+                    // a 2 KiB bucket fits the 4 KiB region, an 8 KiB one does not (the one filled first is last)
+                    DistributedDataParallel ddp = new DistributedDataParallel(comm, List.of(
+                            new DistributedDataParallel.Parameter("small", grads, 0, 512),
+                            new DistributedDataParallel.Parameter("large", grads, 512, 2048)), 4096, true);
+                    assertEquals(2, ddp.bucketCount());
+                    assertEquals(1, ddp.allocatedBuckets());
+                    java.util.Arrays.fill(grads, comm.rank() * 2 + 1); // 1 and 3: the mean is 2
+                    ddp.markReady(1);
+                    ddp.markReady(0);
+                    ddp.finish();
+                    return grads;
+                }
+            }));
+        }
+        for (java.util.concurrent.CompletableFuture<float[]> f : done) {
+            for (float g : f.get(60, TimeUnit.SECONDS)) {
+                assertEquals(2f, g);
+            }
         }
     }
 
