@@ -258,10 +258,11 @@ public final class BarrierRendezvous {
             try {
                 // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
                 // send between hosts by them (as in Rendezvous)
-                Transport local = ShmTransport.connect(localRank, group.length,
+                ShmTransport local = ShmTransport.connect(localRank, group.length,
                         new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
                         hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
                         tcp.connectTimeout());
+                local.nameRanks(group); // its messages name the job's ranks, not the host group's (as Rendezvous)
                 return new HybridTransport(rank, world, group, local, remote, hostOf);
             } catch (RuntimeException e) {
                 remote.close();

@@ -177,6 +177,50 @@ class BarrierRendezvousTest {
         everyRankFailedAtOnceSaying(results, start, "rank 0 has auto, rank 2 has tcp");
     }
 
+    /**
+     * Two "hosts" (two shared-memory directories), two tasks each: the shared-memory part of the transport names the
+     * job's ranks in its messages. It named the host's (rank 3 as 1, rank 2 as 0: tasks on the other host).
+     */
+    @Test
+    @SuppressWarnings("try") // rank 3 closes early, as a task that left would
+    void sharedMemoryMessagesNameTheJobsRanksOnSeveralHosts(@org.junit.jupiter.api.io.TempDir java.nio.file.Path a,
+                                                           @org.junit.jupiter.api.io.TempDir java.nio.file.Path b)
+            throws InterruptedException {
+        int world = 4;
+        ThreadGather gather = new ThreadGather(world);
+        java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+        List<Object> results = onThreads(world, rank -> {
+            Map<String, String> env = Map.of("JCCL_SHM_DIR", (rank < 2 ? a : b).toString(),
+                    "JCCL_SHM_RING_BYTES", "4096");
+            try (Communicator comm = BarrierRendezvous.connect(rank, world, IDENTITY, "127.0.0.1", "auto",
+                    gather.rank(rank), config(env))) {
+                assertTrue(comm.transportName().contains("+"), comm.transportName());
+                if (rank == 3) {
+                    comm.close();
+                    closed.countDown();
+                } else if (rank == 2) {
+                    closed.await();
+                    try { // 40 KB cannot fit rank 3's 4 KiB ring, and rank 3 reads nothing any more
+                        comm.send(io.jccl.Tensor.of(new float[10_000]), 3, 0);
+                        return "sent";
+                    } catch (RuntimeException e) {
+                        StringBuilder m = new StringBuilder();
+                        for (Throwable t = e; t != null; t = t.getCause()) {
+                            m.append(t.getMessage()).append(" / ");
+                        }
+                        return m.toString();
+                    }
+                }
+                return "ok";
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(results.get(2) instanceof String, () -> "rank 2: " + results);
+        String m = (String) results.get(2);
+        assertTrue(m.contains("rank 3 closed its communicator while rank 2 was sending"), m);
+    }
+
     @Test
     void aRankThatCannotShareMemoryMakesEveryRankFailAtOnceNamingIt() throws InterruptedException {
         int world = 3;
