@@ -57,6 +57,14 @@ final class ShmSegment {
      */
     private static final java.util.Map<Path, FileChannel> OWNED = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /**
+     * Held from a look at {@link #OWNED} to the close of the channel opened after it (the clean-up, mapping a
+     * peer), and while a rank takes its lock: otherwise a rank of this process could lock its segment between the
+     * look ("not ours") and the close, which would drop that lock (two task slots of one Spark executor, one
+     * connecting while the other cleans up).
+     */
+    private static final Object CHANNELS = new Object();
+
     private static Path key(Path file) {
         return file.toAbsolutePath().normalize();
     }
@@ -71,9 +79,11 @@ final class ShmSegment {
     static FileChannel lockOwner(int rank, Path file) {
         FileChannel ch = null;
         try {
-            ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
-            ch.lock(0, 1, false);
-            OWNED.put(key(file), ch);
+            synchronized (CHANNELS) {
+                ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                ch.lock(0, 1, false);
+                OWNED.put(key(file), ch);
+            }
             return ch;
         } catch (IOException | RuntimeException e) {
             if (ch != null) {
@@ -166,13 +176,15 @@ final class ShmSegment {
     static MappedByteBuffer openPeer(int rank, int owner, Path file, int size, int ringBytes, int arenaBytes,
                                      int registeredBytes) {
         MappedByteBuffer m;
-        FileChannel owned = OWNED.get(key(file));
         try {
-            if (owned != null) { // a rank of this process owns it: map through its channel, never close one (OWNED)
-                m = owned.map(FileChannel.MapMode.READ_WRITE, 0, owned.size());
-            } else {
-                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                    m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+            synchronized (CHANNELS) {
+                FileChannel owned = OWNED.get(key(file));
+                if (owned != null) { // a rank of this process owns it: map through its channel, never close one
+                    m = owned.map(FileChannel.MapMode.READ_WRITE, 0, owned.size());
+                } else {
+                    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                        m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+                    }
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -227,38 +239,45 @@ final class ShmSegment {
         }
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "jccl-*.shm")) {
             for (Path f : files) {
-                if (ownedHere(f)) {
-                    continue; // live, and opening it here would drop its owner's lock (OWNED)
-                }
-                long pid = -1;
-                try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
-                    if (ch.size() >= HEADER_LENGTH) {
-                        ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
-                        ch.read(b, OWNER_PID_OFFSET);
-                        pid = b.getLong(0);
-                    }
-                } catch (IOException e) {
-                    continue;
-                }
-                if (pid <= 0 && Files.getLastModifiedTime(f).toMillis() > System.currentTimeMillis() - 60_000) {
-                    continue; // being created right now: its owner has not written its pid yet
-                }
-                // gone only if nobody holds its owner's lock and its pid names no process here either: a segment of a
-                // live job in another pid namespace (its pid unknown here) keeps its lock; where locks cannot tell
-                // (a file system without them, a segment of a version before 6), the pid decides
-                Boolean locked;
-                try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                    locked = ownerHoldsLock(ch);
-                } catch (IOException e) {
-                    continue;
-                }
-                if (!Boolean.TRUE.equals(locked) && !PeerWatch.isAlive(pid)) {
-                    LOG.info("removing the shared-memory segment {} of a job that is gone (pid {})", f, pid);
-                    Files.deleteIfExists(f);
+                synchronized (CHANNELS) { // nothing of this process may lock f until the channels below are closed
+                    removeIfStale(f);
                 }
             }
         } catch (IOException e) {
             LOG.debug("cannot scan {} for stale segments: {}", dir, e.toString());
+        }
+    }
+
+    /** {@link #removeStale}'s look at one segment, under {@link #CHANNELS}. */
+    private static void removeIfStale(Path f) throws IOException {
+        if (ownedHere(f)) {
+            return; // live, and opening it here would drop its owner's lock (OWNED)
+        }
+        long pid = -1;
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+            if (ch.size() >= HEADER_LENGTH) {
+                ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+                ch.read(b, OWNER_PID_OFFSET);
+                pid = b.getLong(0);
+            }
+        } catch (IOException e) {
+            return;
+        }
+        if (pid <= 0 && Files.getLastModifiedTime(f).toMillis() > System.currentTimeMillis() - 60_000) {
+            return; // being created right now: its owner has not written its pid yet
+        }
+        // gone only if nobody holds its owner's lock and its pid names no process here either: a segment of a
+        // live job in another pid namespace (its pid unknown here) keeps its lock; where locks cannot tell
+        // (a file system without them, a segment of a version before 6), the pid decides
+        Boolean locked;
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            locked = ownerHoldsLock(ch);
+        } catch (IOException e) {
+            return;
+        }
+        if (!Boolean.TRUE.equals(locked) && !PeerWatch.isAlive(pid)) {
+            LOG.info("removing the shared-memory segment {} of a job that is gone (pid {})", f, pid);
+            Files.deleteIfExists(f);
         }
     }
 }

@@ -49,4 +49,38 @@ class OwnerLockTest {
             }
         }
     }
+
+    /**
+     * A rank of this process locking its new segment while another thread of it cleans up stale segments (two task
+     * slots of one Spark executor, one connecting while the other starts): the clean-up looked ("not ours"), the
+     * rank locked, the clean-up closed its channel on the file, and the lock was gone.
+     */
+    @Test
+    void aCleanUpRunningWhileARankLocksItsSegmentLeavesTheLockHeld(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread cleaner = new Thread(() -> {
+            while (!done.get()) {
+                ShmSegment.removeStale(dir);
+            }
+        }, "clean-up");
+        cleaner.start();
+        try {
+            for (int i = 0; i < 40; i++) {
+                Path file = dir.resolve("jccl-0000000" + i + "-0.shm");
+                ShmSegment.create(0, file, 4096);
+                java.nio.channels.FileChannel ch = ShmSegment.lockOwner(0, file);
+                try {
+                    Thread.sleep(2); // the clean-up's channel, if it was open, is closed by now
+                    assertTrue(heldForAnotherProcess(file), "round " + i + ": the lock of " + file + " was dropped");
+                } finally {
+                    ShmSegment.releaseOwner(file, ch);
+                    java.nio.file.Files.deleteIfExists(file);
+                }
+            }
+        } finally {
+            done.set(true);
+            cleaner.join(10_000);
+        }
+    }
 }
