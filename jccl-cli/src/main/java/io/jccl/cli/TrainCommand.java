@@ -82,7 +82,10 @@ public final class TrainCommand implements Callable<Integer> {
         return c;
     }
 
-    /** The pipeline's stages on {@code ranks}: 2 where even, else 3 where a multiple of 3 (the MLP has 3 layers). */
+    /**
+     * The pipeline's stages on {@code ranks}: 2 where even, else 3 where a multiple of 3 (the MLP has 3 layers); 1
+     * otherwise (one rank: the whole model; other counts are refused).
+     */
     static int stagesFor(int ranks) {
         return ranks % 2 == 0 ? 2 : ranks % 3 == 0 ? 3 : 1;
     }
@@ -115,7 +118,7 @@ public final class TrainCommand implements Callable<Integer> {
         }
         if (parsed.contains(TrainConfig.Mode.PIPELINE)) {
             int stages = stagesFor(ranks);
-            if (stages == 1) {
+            if (stages == 1 && ranks > 1) {
                 throw Options.usage(spec, "Invalid value for option '--ranks': the pipeline cuts the 3-layer MLP into "
                         + "2 or 3 stages of equal rank counts, so it needs a multiple of 2 or 3, got " + ranks
                         + " (or leave pipeline out of --modes)");

@@ -194,12 +194,15 @@ class BarrierRendezvousTest {
                     "JCCL_SHM_RING_BYTES", "4096");
             try (Communicator comm = BarrierRendezvous.connect(rank, world, IDENTITY, "127.0.0.1", "auto",
                     gather.rank(rank), config(env))) {
-                assertTrue(comm.transportName().contains("+"), comm.transportName());
                 if (rank == 3) {
-                    comm.close();
-                    closed.countDown();
+                    try {
+                        comm.close();
+                    } finally {
+                        closed.countDown();
+                    }
                 } else if (rank == 2) {
-                    closed.await();
+                    assertTrue(comm.transportName().contains("+"), comm.transportName());
+                    assertTrue(closed.await(30, java.util.concurrent.TimeUnit.SECONDS), "rank 3 did not close");
                     try { // 40 KB cannot fit rank 3's 4 KiB ring, and rank 3 reads nothing any more
                         comm.send(io.jccl.Tensor.of(new float[10_000]), 3, 0);
                         return "sent";

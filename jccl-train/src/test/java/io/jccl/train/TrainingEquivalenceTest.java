@@ -51,9 +51,10 @@ class TrainingEquivalenceTest {
     @CsvSource({"DDP,2,sgd", "DDP,3,sgd", "DDP,4,sgd", "DDP,4,adam",
         "ZERO,2,sgd", "ZERO,3,adam", "ZERO,4,sgd", "ZERO,4,adam",
         "FSDP,2,sgd", "FSDP,3,sgd", "FSDP,4,adam",
-        "PIPELINE,2,sgd", "PIPELINE,4,sgd", "PIPELINE,4,adam"})
+        "PIPELINE,2,sgd", "PIPELINE,3,sgd", "PIPELINE,4,sgd", "PIPELINE,4,adam"})
     void shouldMatchSingleProcessTraining(TrainConfig.Mode mode, int world, String optimizer) {
         TrainConfig cfg = config(optimizer);
+        cfg.stages = world % 2 == 0 ? 2 : 3; // the pipeline: 3 ranks make 3 stages of one layer each
         Trainer.Result single = Trainer.run(null, cfg, TrainConfig.Mode.SINGLE);
         List<Trainer.Result> results = Jccl.runThreads(world, comm -> Trainer.run(comm, cfg, mode));
         for (Trainer.Result r : results) {
@@ -95,14 +96,22 @@ class TrainingEquivalenceTest {
         }
         Mlp tiny = new Mlp(1, 1); // one layer of 2 parameters: shards of 1, rank 3 starts at 3
         Dataset d = new Dataset(3, 4, 1, 1);
-        for (float[] p : Jccl.runThreads(4, comm -> {
+        RankBodyOfFsdp step = comm -> { // every rank the same row: the average gradient is that row's
             FullyShardedDataParallel f = new FullyShardedDataParallel(comm, tiny, tiny.initParams(1),
                     () -> Optimizer.sgd(0.1f, 0f));
-            f.step(d.inputs(comm.rank(), 1), d.targets(comm.rank(), 1), 1);
+            f.step(d.inputs(0, 1), d.targets(0, 1), 1);
             return f.gatherParams();
-        })) {
-            assertEquals(2, p.length);
+        };
+        float[] alone = Jccl.runThreads(1, step::run).get(0);
+        assertTrue(maxAbsDiff(alone, tiny.initParams(1)) > 0, "the step moved the weights");
+        for (float[] p : Jccl.runThreads(4, step::run)) {
+            assertArrayEquals(alone, p, 1e-6f);
         }
+    }
+
+    @FunctionalInterface
+    private interface RankBodyOfFsdp {
+        float[] run(io.jccl.Communicator comm);
     }
 
     /**
@@ -117,7 +126,7 @@ class TrainingEquivalenceTest {
             int rank = r;
             comms.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> new io.jccl.pipeline.DefaultCommunicator(
                     io.jccl.transport.shm.ShmTransport.connect(rank, 2, store,
-                            io.jccl.transport.shm.ShmTransport.defaultDirectory(), 64 << 10, 1 << 20, 4096,
+                            io.jccl.transport.shm.ShmTransport.defaultDirectory(), 64 << 10, 1 << 20, 40960,
                             Duration.ofSeconds(30)), CommunicatorConfig.fromEnvironment())));
         }
         List<java.util.concurrent.CompletableFuture<float[]>> done = new java.util.ArrayList<>();
@@ -125,11 +134,12 @@ class TrainingEquivalenceTest {
             io.jccl.Communicator comm = f.get(60, TimeUnit.SECONDS);
             done.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                 try (comm) {
-                    float[] grads = new float[512 + 2048];
-                    // a 2 KiB bucket fits the 4 KiB region, an 8 KiB one does not (the one filled first is last)
+                    float[] grads = new float[8192 + 16384];
+                    // a 32 KiB bucket fits the 40 KiB region (and is read in place: above 16 KiB), a 64 KiB one,
+                    // filled first, does not
                     DistributedDataParallel ddp = new DistributedDataParallel(comm, List.of(
-                            new DistributedDataParallel.Parameter("small", grads, 0, 512),
-                            new DistributedDataParallel.Parameter("large", grads, 512, 2048)), 4096, true);
+                            new DistributedDataParallel.Parameter("small", grads, 0, 8192),
+                            new DistributedDataParallel.Parameter("large", grads, 8192, 16384)), 32 << 10, true);
                     assertEquals(2, ddp.bucketCount());
                     assertEquals(1, ddp.allocatedBuckets());
                     java.util.Arrays.fill(grads, comm.rank() * 2 + 1); // 1 and 3: the mean is 2
