@@ -163,8 +163,11 @@ public final class BarrierRendezvous {
         CompletableFuture<Transport> result = new CompletableFuture<>();
         Thread worker = new Thread(() -> {
             try {
-                result.complete(connectTransport(rank, world, store, tcp, transport, settings, view, hosts,
-                        hostArenaBytes));
+                Transport made = connectTransport(rank, world, store, tcp, transport, settings, view, hosts,
+                        hostArenaBytes);
+                if (!result.complete(made)) { // failed meanwhile (viewCheck below)
+                    made.close();
+                }
             } catch (Throwable t) {
                 result.completeExceptionally(t);
             }
@@ -175,7 +178,24 @@ public final class BarrierRendezvous {
         int[] rounds = {0};
         try {
             // every rank reads the probes before it joins the next round: once that round is over, none needs it
-            failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe), rounds);
+            // the views come with the first keys: where this rank's own, from which it started connecting, is not
+            // what every rank's give it, it fails then, while its set-up may still wait for peers that went another
+            // way (it waited until the connect timeout)
+            java.util.function.Supplier<String> viewCheck = () -> {
+                if (transport.equals("tcp")) {
+                    return null;
+                }
+                String[] views = new String[world];
+                for (int r = 0; r < world; r++) {
+                    if (!store.check("view/" + r)) {
+                        return null;
+                    }
+                    views[r] = store.getString("view/" + r, Duration.ofMillis(1));
+                }
+                return disagreement(rank, view, views, hosts);
+            };
+            failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe), viewCheck,
+                    rounds);
         } catch (RuntimeException | Error e) {
             deleteQuietly(probe);
             abandon(worker, result);
@@ -215,13 +235,7 @@ public final class BarrierRendezvous {
             return TcpTransport.connect(rank, world, store, tcp);
         }
         store.setString("view/" + rank, view);
-        List<Integer> guess = new ArrayList<>();
-        for (int r = 0; r < world; r++) {
-            if (view.charAt(r) == '1') {
-                guess.add(r);
-            }
-        }
-        int[] group = guess.contains(rank) ? guess.stream().mapToInt(Integer::intValue).toArray() : new int[] {rank};
+        int[] group = groupOf(rank, view);
         Transport t = null;
         try {
             if (kind.equals("shm") && group.length < world) {
@@ -239,9 +253,9 @@ public final class BarrierRendezvous {
                 throw new IllegalArgumentException("transport shm but the ranks do not all share memory: "
                         + notSharing(views, hosts));
             }
-            if (!Arrays.equals(Rendezvous.localGroup(rank, views), group)) {
-                throw new IllegalStateException("the ranks' views of who shares memory disagree (rank " + rank
-                        + " sees " + view + "; " + notSharing(views, hosts) + "): set JCCL_TRANSPORT=tcp");
+            String disagree = disagreement(rank, view, views, hosts);
+            if (disagree != null) {
+                throw new IllegalStateException(disagree);
             }
             int[] hostOf = Rendezvous.hostsOf(world, views);
             if (t != null && group.length == 1 && Arrays.stream(hostOf).max().getAsInt() < world - 1) {
@@ -276,6 +290,29 @@ public final class BarrierRendezvous {
         }
     }
 
+    /** The group {@code view} gives {@code rank}: the ranks it read, where it read itself; else itself alone. */
+    private static int[] groupOf(int rank, String view) {
+        List<Integer> guess = new ArrayList<>();
+        for (int r = 0; r < view.length(); r++) {
+            if (view.charAt(r) == '1') {
+                guess.add(r);
+            }
+        }
+        return guess.contains(rank) ? guess.stream().mapToInt(Integer::intValue).toArray() : new int[] {rank};
+    }
+
+    /**
+     * Why this rank's own view of who shares memory ({@code view}, from which it started connecting) is not what
+     * every rank's {@code views} give it, or null where they agree.
+     */
+    static String disagreement(int rank, String view, String[] views, String[] hosts) {
+        if (Arrays.equals(Rendezvous.localGroup(rank, views), groupOf(rank, view))) {
+            return null;
+        }
+        return "the ranks' views of who shares memory disagree (rank " + rank + " sees " + view + "; "
+                + notSharing(views, hosts) + "): set JCCL_TRANSPORT=tcp";
+    }
+
     private static Transport connectShm(int rank, int size, Store store, JcclSettings settings, Duration timeout) {
         return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
                 settings.shmArenaBytes(), settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
@@ -287,7 +324,7 @@ public final class BarrierRendezvous {
      */
     private static String runRounds(AllGather gather, String identity, int rank, int world, GatherStore store,
                                     CompletableFuture<Transport> result, Runnable afterFirstRound,
-                                    int[] rounds) {
+                                    java.util.function.Supplier<String> check, int[] rounds) {
         boolean firstRound = true;
         while (true) {
             try {
@@ -350,6 +387,10 @@ public final class BarrierRendezvous {
             }
             if (!running) {
                 return null;
+            }
+            String wrong = result.isDone() ? null : check.get();
+            if (wrong != null) { // said in the next round, as the set-up's own failure would be
+                result.completeExceptionally(new IllegalStateException(wrong));
             }
         }
     }

@@ -224,6 +224,34 @@ class BarrierRendezvousTest {
         assertTrue(m.contains("rank 3 closed its communicator while rank 2 was sending"), m);
     }
 
+    /**
+     * Rank 0 reads rank 1's probe but rank 1 cannot read rank 0's (a directory shared one way: here a link in rank
+     * 0's directory to rank 1's probe): rank 0 started on shared memory, waiting for rank 1's segment, rank 1 on
+     * TCP, waiting for rank 0's address, and both failed at the connect timeout with "timed out waiting for key".
+     * Now every rank fails once the views have come, saying that they disagree.
+     */
+    @Test
+    void viewsSharedOneWayMakeEveryRankFailAtOnce(@org.junit.jupiter.api.io.TempDir java.nio.file.Path a,
+                                                  @org.junit.jupiter.api.io.TempDir java.nio.file.Path b)
+            throws Exception {
+        int world = 2;
+        String probe = "jccl-spark-probe-" + java.util.HexFormat.of().formatHex(io.jccl.security.JobSecret.none()
+                .proof("jccl-spark probe", IDENTITY.getBytes(StandardCharsets.UTF_8)), 0, 8) + "-";
+        java.nio.file.Files.createSymbolicLink(a.resolve(probe + 1), b.resolve(probe + 1));
+        ThreadGather gather = new ThreadGather(world);
+        long start = System.nanoTime();
+        List<Object> results = onThreads(world, rank -> {
+            Map<String, String> env = Map.of("JCCL_SHM_DIR", (rank == 0 ? a : b).toString(),
+                    "JCCL_CONNECT_TIMEOUT_MS", "30000");
+            try (Communicator comm = BarrierRendezvous.connect(rank, world, IDENTITY, "127.0.0.1", "auto",
+                    gather.rank(rank), config(env))) {
+                return "connected over " + comm.transportName();
+            }
+        });
+        everyRankFailedAtOnceSaying(results, start, "views of who shares memory disagree");
+        assertTrue(System.nanoTime() - start < 15_000_000_000L, "not before the connect timeout (30 s)");
+    }
+
     @Test
     void aRankThatCannotShareMemoryMakesEveryRankFailAtOnceNamingIt() throws InterruptedException {
         int world = 3;
