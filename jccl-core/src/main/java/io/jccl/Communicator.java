@@ -910,18 +910,27 @@ public interface Communicator extends AutoCloseable {
 
     /**
      * Starts every operation of {@code ops} ({@link P2POp#isend}, {@link P2POp#irecv}) in list order and returns
-     * their works in that order (torch's {@code batch_isend_irecv}). The sends run on a thread of their own and the
-     * receives on another, so a batch completes whatever order its operations, or its peers' operations, are listed
-     * in.
+     * their works in that order (torch's {@code batch_isend_irecv}). Operations with different peers, or in different
+     * directions, run side by side, so a batch completes whatever order its operations, or its peers' operations,
+     * are listed in. Every operation is checked before any starts: a bad one starts none.
      *
      * @param ops the sends and receives to start, none null
      * @return one work per operation, in the order of {@code ops}
      */
     default java.util.List<Work> batchIsendIrecv(java.util.List<P2POp> ops) {
         java.util.Objects.requireNonNull(ops, "ops");
+        for (P2POp op : ops) { // all before any starts: a started one would take its peer's message unseen
+            if (op == null) {
+                throw new IllegalArgumentException("batchIsendIrecv: ops contains null");
+            }
+            if (op.tensor() == null || op.peer() < 0 || op.peer() >= size() || op.peer() == rank()) {
+                throw new IllegalArgumentException("batchIsendIrecv: " + (op.isSend() ? "isend to " : "irecv from ")
+                        + op.peer() + (op.tensor() == null ? " has no tensor" : ": the peer must be another rank in [0, "
+                        + size() + "), on rank " + rank()) + "; nothing of the batch was started");
+            }
+        }
         java.util.List<Work> works = new java.util.ArrayList<>(ops.size());
         for (P2POp op : ops) {
-            java.util.Objects.requireNonNull(op, "ops contains null");
             works.add(op.isSend() ? isend(op.tensor(), op.peer(), op.tag()) : irecv(op.tensor(), op.peer(), op.tag()));
         }
         return works;

@@ -208,6 +208,69 @@ class AsyncAndBuffersTest {
         assertArrayEquals(new int[] {1, 2, 3, 4, 5, 6}, out.get(1).value);
     }
 
+    /**
+     * A receive from rank 1 while an irecv from rank 2 is pending, and rank 2 waits for what rank 0 sends after that
+     * receive: torch runs it; here the receive queued behind the irecv on the one receiving thread and every rank
+     * waited until the timeout. Operations with different peers now run side by side.
+     */
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void aReceiveFromOnePeerDoesNotWaitForAPendingIrecvFromAnother(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<int[]>> out = RankHarness.run(kind, 3, Duration.ofSeconds(5), c -> {
+            int[] a = new int[1];
+            int[] b = new int[1];
+            if (c.rank() == 0) {
+                Work fromTwo = c.irecv(Tensor.of(a), 2, 0);
+                c.recv(Tensor.of(b), 1, 0); // rank 1 has sent
+                c.send(Tensor.of(new int[] {5}), 2, 0);
+                fromTwo.await();
+                Work fromOne = c.irecv(Tensor.of(b), 1, 1); // and the same with two irecvs, awaited the other way
+                Work fromTwoAgain = c.irecv(Tensor.of(a), 2, 1);
+                fromOne.await();
+                c.send(Tensor.of(new int[] {7}), 2, 1);
+                fromTwoAgain.await();
+                return new int[] {a[0], b[0]};
+            } else if (c.rank() == 1) {
+                c.send(Tensor.of(new int[] {1}), 0, 0);
+                c.send(Tensor.of(new int[] {3}), 0, 1);
+            } else {
+                c.recv(Tensor.of(a), 0, 0);
+                c.send(Tensor.of(new int[] {a[0] + 1}), 0, 0);
+                c.recv(Tensor.of(a), 0, 1);
+                c.send(Tensor.of(new int[] {a[0] + 1}), 0, 1);
+            }
+            return null;
+        });
+        for (RankHarness.Outcome<int[]> o : out) {
+            assertNull(o.error, () -> String.valueOf(o.error));
+        }
+        assertArrayEquals(new int[] {8, 3}, out.get(0).value);
+    }
+
+    /**
+     * A batch with a bad operation after a good one: the good one was started and took its peer's next message
+     * unseen, and the caller's next receive waited for a message that never came. Now nothing starts.
+     */
+    @ParameterizedTest
+    @EnumSource(value = TransportKind.class, names = {"LOCAL"})
+    void aBatchWithABadOperationStartsNone(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<int[]>> out = RankHarness.run(kind, 2, Duration.ofSeconds(5), c -> {
+            if (c.rank() == 1) {
+                c.send(Tensor.of(new int[] {42}), 0, 0);
+                return null;
+            }
+            int[] a = {-1};
+            int[] got = {-1};
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.batchIsendIrecv(
+                    List.of(P2POp.irecv(Tensor.of(a), 1, 0), P2POp.isend(Tensor.of(new int[1]), 0, 0))));
+            assertTrue(e.getMessage().contains("nothing of the batch was started"), e.getMessage());
+            c.recv(Tensor.of(got), 1, 0);
+            return new int[] {a[0], got[0]};
+        });
+        assertNull(out.get(0).error, () -> String.valueOf(out.get(0).error));
+        assertArrayEquals(new int[] {-1, 42}, out.get(0).value);
+    }
+
     /** Over every transport: a rank that aborts fails every other rank's call, naming it and its reason. */
     @ParameterizedTest
     @EnumSource(TransportKind.class)

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * {@code send} and {@code recv}, and their asynchronous forms {@code isend} and {@code irecv}: outside the
@@ -27,9 +27,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * its messages when the call is made, so a receive matches the sender's message of the same number and tag; a
  * failure fails the communicator as a collective's does.
  *
- * <p>Asynchronous sends run in call order on one sender thread, asynchronous receives in call order on one
- * receiver thread (each made on first use); a synchronous call made while asynchronous ones of its direction are
- * pending queues behind them, so messages leave and are matched in program order. A send returns once its message
+ * <p>Asynchronous sends to one peer run in call order, one after another, and so do asynchronous receives from
+ * one peer, on threads of a pool made on first use; operations with different peers, or in different directions,
+ * run side by side (a receive from rank 1 waited behind a pending receive from rank 2 before, and a program that
+ * torch runs deadlocked until the timeout). A synchronous call made while asynchronous ones with its peer and
+ * direction are pending queues behind them, so messages leave and are matched in program order per peer. A send returns once its message
  * is in the transport's buffers, so a batch of sends and receives completes in any order, except that over shared
  * memory a message larger than the ring towards its receiver ({@code JCCL_SHM_RING_BYTES}) waits until the receiver
  * takes its first part, at most until the call's deadline (then it fails naming the receiver), as MPI's standard
@@ -45,12 +47,14 @@ final class PointToPoint {
     private final FailurePropagation failures;
     private final AtomicLongArray sent;
     private final AtomicLongArray received;
-    private final AtomicInteger pendingSends = new AtomicInteger();
-    private final AtomicInteger pendingRecvs = new AtomicInteger();
+    /** By peer: asynchronous sends to it, and receives from it, not yet ended. */
+    private final AtomicIntegerArray pendingSends;
+    private final AtomicIntegerArray pendingRecvs;
+    /** By peer: the last asynchronous send to it and receive from it queued, which the next one runs after. */
+    private final CompletableFuture<?>[] sendTail;
+    private final CompletableFuture<?>[] recvTail;
     /** Guarded by {@code this}. */
-    private ExecutorService sender;
-    /** Guarded by {@code this}. */
-    private ExecutorService receiver;
+    private ExecutorService pool;
     /** Guarded by {@code this}. */
     private boolean shutDown;
 
@@ -68,13 +72,17 @@ final class PointToPoint {
         this.failures = failures;
         this.sent = new AtomicLongArray(transport.size());
         this.received = new AtomicLongArray(transport.size());
+        this.pendingSends = new AtomicIntegerArray(transport.size());
+        this.pendingRecvs = new AtomicIntegerArray(transport.size());
+        this.sendTail = new CompletableFuture<?>[transport.size()];
+        this.recvTail = new CompletableFuture<?>[transport.size()];
     }
 
     void send(Tensor tensor, int dst, int tag) {
         checks.send(tensor, dst);
         failures.checkUsable(OpType.SEND);
-        if (pendingSends.get() > 0) {
-            isend(tensor, dst, tag).await(); // behind the asynchronous sends queued before it
+        if (pendingSends.get(dst) > 0) {
+            isend(tensor, dst, tag).await(); // behind the asynchronous sends to dst queued before it
             return;
         }
         doSend(tensor, dst, tag, sent.getAndIncrement(dst));
@@ -84,15 +92,15 @@ final class PointToPoint {
         checks.send(tensor, dst);
         failures.checkUsable(OpType.SEND);
         long seq = sent.getAndIncrement(dst);
-        return submit(true, pendingSends, () -> doSend(tensor, dst, tag, seq));
+        return submit(true, dst, () -> doSend(tensor, dst, tag, seq));
     }
 
     void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {
         checks.recv(tensor, src, options);
         failures.checkUsable(OpType.RECV);
-        if (pendingRecvs.get() > 0) {
+        if (pendingRecvs.get(src) > 0) {
             long seq = received.getAndIncrement(src);
-            submit(false, pendingRecvs, () -> doRecv(tensor, src, tag, options, seq)).await();
+            submit(false, src, () -> doRecv(tensor, src, tag, options, seq)).await();
             return;
         }
         doRecv(tensor, src, tag, options, received.getAndIncrement(src));
@@ -102,65 +110,67 @@ final class PointToPoint {
         checks.recv(tensor, src, CollectiveOptions.DEFAULT);
         failures.checkUsable(OpType.RECV);
         long seq = received.getAndIncrement(src);
-        return submit(false, pendingRecvs, () -> doRecv(tensor, src, tag, CollectiveOptions.DEFAULT, seq));
+        return submit(false, src, () -> doRecv(tensor, src, tag, CollectiveOptions.DEFAULT, seq));
     }
 
-    private Work submit(boolean send, AtomicInteger pending, Runnable op) {
+    /** Queues {@code op} after the asynchronous operations with {@code peer} in its direction. */
+    private Work submit(boolean send, int peer, Runnable op) {
         CompletableFuture<Void> future = new CompletableFuture<>();
-        pending.incrementAndGet();
-        try {
-            executor(send).execute(() -> {
-                Throwable failure = null;
-                try {
-                    op.run();
-                } catch (Throwable t) {
-                    failure = t;
-                }
-                // no longer pending before anyone hears it is done: a recv made then need not queue behind it
-                pending.decrementAndGet();
-                if (failure == null) {
-                    future.complete(null);
-                } else {
-                    future.completeExceptionally(failure);
+        AtomicIntegerArray pending = send ? pendingSends : pendingRecvs;
+        pending.incrementAndGet(peer);
+        Runnable task = () -> {
+            Throwable failure = null;
+            try {
+                op.run();
+            } catch (Throwable t) {
+                failure = t;
+            }
+            // no longer pending before anyone hears it is done: a recv made then need not queue behind it
+            pending.decrementAndGet(peer);
+            if (failure == null) {
+                future.complete(null);
+            } else {
+                future.completeExceptionally(failure);
+            }
+        };
+        synchronized (this) {
+            if (shutDown) {
+                pending.decrementAndGet(peer);
+                future.completeExceptionally(closed(send));
+                return new Work(future);
+            }
+            if (pool == null) {
+                String name = "jccl-rank-" + transport.rank() + "-p2p";
+                pool = Executors.newCachedThreadPool(r -> {
+                    Thread t = new Thread(r, name);
+                    t.setDaemon(true);
+                    return t;
+                });
+            }
+            CompletableFuture<?>[] tails = send ? sendTail : recvTail;
+            CompletableFuture<?> before = tails[peer] == null ? CompletableFuture.completedFuture(null) : tails[peer];
+            CompletableFuture<Void> queued = before.handle((v, t) -> null).thenRunAsync(task, pool);
+            queued.whenComplete((v, t) -> {
+                if (t != null) { // not run: the pool was shut down (close) before its turn came
+                    pending.decrementAndGet(peer);
+                    future.completeExceptionally(closed(send));
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            pending.decrementAndGet();
-            future.completeExceptionally(new io.jccl.CommunicatorAbortedException(transport.rank(),
-                    send ? OpType.SEND : OpType.RECV, "the communicator is closed", null));
+            tails[peer] = queued;
         }
         return new Work(future);
     }
 
-    private synchronized ExecutorService executor(boolean send) {
-        if (shutDown) {
-            throw new java.util.concurrent.RejectedExecutionException("closed");
-        }
-        ExecutorService e = send ? sender : receiver;
-        if (e == null) {
-            String name = "jccl-rank-" + transport.rank() + (send ? "-isend" : "-irecv");
-            e = Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, name);
-                t.setDaemon(true);
-                return t;
-            });
-            if (send) {
-                sender = e;
-            } else {
-                receiver = e;
-            }
-        }
-        return e;
+    private io.jccl.CommunicatorAbortedException closed(boolean send) {
+        return new io.jccl.CommunicatorAbortedException(transport.rank(), send ? OpType.SEND : OpType.RECV,
+                "the communicator is closed", null);
     }
 
     /** Lets queued operations end (they fail once the communicator is closed) and ends the threads. */
     synchronized void shutdown() {
         shutDown = true;
-        if (sender != null) {
-            sender.shutdown();
-        }
-        if (receiver != null) {
-            receiver.shutdown();
+        if (pool != null) {
+            pool.shutdown();
         }
     }
 
