@@ -278,8 +278,8 @@ public final class JcclSettings {
     }
 
     /**
-     * {@code JCCL_BIND_ADDR}: the address to listen on; by default 127.0.0.1 when {@code masterHost} is a loopback
-     * address, else 0.0.0.0.
+     * {@code JCCL_BIND_ADDR}: the address to listen on; by default the loopback address of {@code masterHost}'s
+     * family when it is one (127.0.0.1; ::1 for {@code ::1} or {@code [::1]}), else 0.0.0.0.
      *
      * @param masterHost the host of the master address
      * @return the address to bind
@@ -288,8 +288,12 @@ public final class JcclSettings {
         if (bindAddress != null) {
             return bindAddress;
         }
-        boolean loopback = masterHost.startsWith("127.") || masterHost.equals("localhost") || masterHost.equals("::1");
-        return loopback ? "127.0.0.1" : "0.0.0.0";
+        String h = masterHost.startsWith("[") && masterHost.endsWith("]")
+                ? masterHost.substring(1, masterHost.length() - 1) : masterHost;
+        if (h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")) {
+            return "::1"; // an IPv4 listener refuses a client that dials ::1 (every rank timed out)
+        }
+        return h.startsWith("127.") || h.equals("localhost") ? "127.0.0.1" : "0.0.0.0";
     }
 
     /**

@@ -72,13 +72,33 @@ public final class InitMethod {
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         switch (scheme) {
-            case "tcp":
-                if (uri.getHost() == null || uri.getPort() < 0) {
+            case "tcp": {
+                String host = uri.getHost();
+                int port = uri.getPort();
+                String authority = uri.getRawAuthority();
+                if (host == null && authority != null && authority.lastIndexOf(':') > 0) {
+                    // a name java.net.URI does not take for a host (an underscore: Docker Compose's service names)
+                    int colon = authority.lastIndexOf(':');
+                    host = authority.substring(0, colon);
+                    try {
+                        port = Integer.parseInt(authority.substring(colon + 1));
+                    } catch (NumberFormatException e) {
+                        port = -1;
+                    }
+                }
+                if (host == null || host.isEmpty() || port < 0 || port > 65_535) {
                     throw new IllegalArgumentException("init method '" + u + "' needs a host and a port: "
                             + "tcp://host:port");
                 }
-                return tcp(uri.getHost(), uri.getPort());
+                return tcp(host, port);
+            }
             case "file":
+                if (uri.getRawAuthority() != null && !uri.getRawAuthority().isEmpty()) {
+                    // file://tmp/jccl is the directory /jccl on host "tmp": almost surely meant file:///tmp/jccl
+                    throw new IllegalArgumentException("init method '" + u + "' names a host ('"
+                            + uri.getRawAuthority() + "'), which a file store cannot use: give the directory after "
+                            + "three slashes, file:///path");
+                }
                 if (uri.getPath() == null || uri.getPath().isEmpty() || uri.getPath().equals("/")) {
                     throw new IllegalArgumentException("init method '" + u + "' needs a directory: file:///path");
                 }

@@ -298,6 +298,15 @@ public final class Rendezvous {
      * {@code timeout} and those that did.
      */
     static void join(int rank, int worldSize, Store store, Duration timeout) {
+        join(rank, worldSize, store, timeout, ProcessHandle.current().info().startInstant()
+                .map(java.time.Instant::toEpochMilli).orElse(0L));
+    }
+
+    /**
+     * As {@link #join(int, int, Store, Duration)}, for a process started at {@code startedMillis} (epoch ms): a
+     * failure the store holds from before then (a file:// directory an earlier job failed in) says so.
+     */
+    static void join(int rank, int worldSize, Store store, Duration timeout, long startedMillis) {
         long index = store.add("join/count", 1) - 1;
         store.setString("join/" + index, rank + " " + worldSize + " " + ProcessHandle.current().pid() + " "
                 + hostName());
@@ -307,8 +316,16 @@ public final class Rendezvous {
         long pause = 1;
         String failure = null;
         while (failure == null) {
-            if (store.check("join/failed")) {
-                failure = store.getString("join/failed", timeout);
+            if (store.check("join/failed")) { // "<epoch ms when written> <why>"
+                String v = store.getString("join/failed", timeout);
+                int space = v.indexOf(' ');
+                long at = space > 0 ? parseOr(v.substring(0, space), Long.MAX_VALUE) : Long.MAX_VALUE;
+                failure = v.substring(space + 1);
+                if (at < startedMillis - 1_000) {
+                    failure = "the store holds a failure written before this process started, by an earlier job or "
+                            + "by ranks of this one that stopped waiting for it (a file:// store's directory must be "
+                            + "new or empty): " + failure;
+                }
                 break;
             }
             long count = store.add("join/count", 0);
@@ -343,7 +360,7 @@ public final class Rendezvous {
                         + (joined.isEmpty() ? "none" : String.join(", ", joined.values()));
             }
             if (failure != null) {
-                store.setString("join/failed", failure);
+                store.setString("join/failed", System.currentTimeMillis() + " " + failure);
                 break;
             }
             sleepMillis(pause);
@@ -358,6 +375,14 @@ public final class Rendezvous {
             }
         }
         throw new io.jccl.JcclException("rank " + rank + ": the job cannot start: " + failure, null);
+    }
+
+    private static long parseOr(String s, long otherwise) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            return otherwise;
+        }
     }
 
     private static String hostName() {

@@ -50,11 +50,13 @@ public final class Handshake {
         ByteBuffer c = ByteBuffer.wrap(challenge);
         checkMagic(c.getInt(MAGIC_OFFSET), MAGIC, "challenge");
         if (c.get(VERSION_OFFSET) != VERSION) {
-            throw new RefusedException("server speaks handshake version " + c.get(VERSION_OFFSET) + ", expected "
-                    + VERSION);
+            throw new RefusedException("server speaks handshake version " + c.get(VERSION_OFFSET) + ", this client "
+                    + VERSION + " (another jccl version?)");
         }
         if (c.get(STATUS_OFFSET) != STATUS_OK) {
-            throw new RefusedException("server refused the connection (status " + c.get(STATUS_OFFSET) + ")");
+            throw new RefusedException("server refused the connection: " + (c.get(PURPOSE_OFFSET) != purpose
+                    ? "this port serves the " + purposeName(c.get(PURPOSE_OFFSET)) + ", the client connected to a "
+                    + purposeName(purpose) : "status " + c.get(STATUS_OFFSET)));
         }
         int serverRank = c.getInt(RANK_OFFSET);
         byte[] serverNonce = new byte[NONCE_LENGTH];
@@ -81,13 +83,11 @@ public final class Handshake {
         readFully(in, hello, "hello");
         ByteBuffer h = ByteBuffer.wrap(hello);
         checkMagic(h.getInt(MAGIC_OFFSET), MAGIC, "hello");
-        if (h.get(VERSION_OFFSET) != VERSION) {
-            throw new RefusedException("client speaks handshake version " + h.get(VERSION_OFFSET) + ", expected "
-                    + VERSION);
-        }
-        if (h.get(PURPOSE_OFFSET) != purpose) {
-            throw new RefusedException("client connected for purpose " + h.get(PURPOSE_OFFSET) + ", this port serves "
-                    + purpose);
+        if (h.get(VERSION_OFFSET) != VERSION || h.get(PURPOSE_OFFSET) != purpose) {
+            refuse(out, purpose); // so that the client can say why, not just that the connection closed
+            throw new RefusedException(h.get(VERSION_OFFSET) != VERSION ? "client speaks handshake version "
+                    + h.get(VERSION_OFFSET) + ", this server " + VERSION : "client connected for the "
+                    + purposeName(h.get(PURPOSE_OFFSET)) + ", this port serves the " + purposeName(purpose));
         }
         int clientRank = h.getInt(RANK_OFFSET);
         int worldSize = h.getInt(WORLD_SIZE_OFFSET);
@@ -112,6 +112,19 @@ public final class Handshake {
         out.write(ByteBuffer.allocate(ACCEPT_LENGTH).putInt(ACCEPT_MAGIC).array());
         out.flush();
         return new Client(clientRank, worldSize);
+    }
+
+    /** A refusing CHALLENGE: this server's version and purpose, status refused, no nonce or proof. */
+    private static void refuse(OutputStream out, byte purpose) {
+        ByteBuffer c = ByteBuffer.allocate(CHALLENGE_LENGTH);
+        c.putInt(MAGIC_OFFSET, MAGIC).put(VERSION_OFFSET, VERSION).put(PURPOSE_OFFSET, purpose)
+                .put(STATUS_OFFSET, STATUS_REFUSED).putInt(RANK_OFFSET, -1);
+        try {
+            out.write(c.array());
+            out.flush();
+        } catch (IOException ignored) {
+            // the client is gone: nobody to tell
+        }
     }
 
     private static void checkMagic(int actual, int expected, String what) throws RefusedException {

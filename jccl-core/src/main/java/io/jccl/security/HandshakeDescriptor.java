@@ -44,6 +44,10 @@ package io.jccl.security;
  * ACCEPT, server to client (4 bytes): 0x4A434F4B "JCOK"
  * </pre>
  *
+ * <p>A server that will not take a hello of another version or purpose answers with a CHALLENGE whose status is
+ * {@link #STATUS_REFUSED}, carrying its own version and purpose and no nonce or proof, and closes the connection;
+ * the client names both sides' versions or purposes ({@link #purposeName}).
+ *
  * <p>Invariant: each side proves knowledge of the job secret over both fresh nonces before the other sends
  * anything else; a proof that does not match closes the connection, and a replayed proof never matches.
  */
@@ -53,6 +57,11 @@ public final class HandshakeDescriptor {
     public static final byte VERSION = 1;
     public static final byte PURPOSE_STORE = 0;
     public static final byte PURPOSE_TRANSPORT = 1;
+
+    /** {@code store}, {@code transport}, or the number. */
+    public static String purposeName(byte purpose) {
+        return purpose == PURPOSE_STORE ? "store" : purpose == PURPOSE_TRANSPORT ? "transport" : "purpose " + purpose;
+    }
     public static final byte STATUS_OK = 0;
     public static final byte STATUS_REFUSED = 1;
 

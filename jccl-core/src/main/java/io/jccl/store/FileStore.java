@@ -12,12 +12,15 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.Base64;
+import java.util.HexFormat;
 
 /**
  * A store in a directory every rank can reach (a shared file system, or /tmp for one host): one file per key,
  * written to a temporary name and renamed into place, so a reader sees a value whole or not at all; counters are
- * updated under an exclusive file lock.
+ * updated under an exclusive file lock. A key's file is named by the key's UTF-8 bytes in lower-case hex ({@code k}
+ * and the hex), or where that would be long ({@link #MAX_HEX_KEY_BYTES}) by their SHA-256 ({@code h} and the hex):
+ * names that differ only in case (which a case-insensitive file system, macOS's or an SMB share, takes for one
+ * file) and names over a file system's 255 bytes never occur.
  */
 public final class FileStore implements Store {
     private final Path dir;
@@ -31,9 +34,20 @@ public final class FileStore implements Store {
         }
     }
 
+    /** Keys of up to this many UTF-8 bytes are named by their hex (at most 201 characters), longer ones hashed. */
+    static final int MAX_HEX_KEY_BYTES = 100;
+
     private Path file(String key) {
-        return dir.resolve(Base64.getUrlEncoder().withoutPadding().encodeToString(
-                key.getBytes(StandardCharsets.UTF_8)));
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        if (k.length <= MAX_HEX_KEY_BYTES) {
+            return dir.resolve("k" + HexFormat.of().formatHex(k));
+        }
+        try {
+            return dir.resolve("h" + HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(k)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 
     @Override
@@ -54,7 +68,7 @@ public final class FileStore implements Store {
 
     @Override
     public byte[] get(String key, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + io.jccl.JcclSettings.bounded(timeout).toNanos();
         long sleepMs = 1;
         Path f = file(key);
         while (true) {

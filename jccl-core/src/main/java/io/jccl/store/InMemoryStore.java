@@ -16,7 +16,7 @@ public final class InMemoryStore implements Store {
 
     @Override
     public synchronized byte[] get(String key, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + io.jccl.JcclSettings.bounded(timeout).toNanos();
         byte[] v;
         while ((v = values.get(key)) == null) {
             long left = deadline - System.nanoTime();

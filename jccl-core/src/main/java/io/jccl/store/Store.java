@@ -35,7 +35,7 @@ public interface Store extends AutoCloseable {
      * @throws StoreException naming the first key still missing when {@code timeout} passes
      */
     default void waitFor(java.util.List<String> keys, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + io.jccl.JcclSettings.bounded(timeout).toNanos();
         for (String k : keys) {
             get(k, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
         }

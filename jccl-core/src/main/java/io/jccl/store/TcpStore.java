@@ -23,11 +23,20 @@ public final class TcpStore implements Store {
     private final Socket socket;
     private final DataInputStream in;
     private final DataOutputStream out;
+    /**
+     * How long a request may go unanswered beyond what it asks the server to wait (a get's timeout): the connect
+     * timeout, at least 10 s. Past it the store's host counts as gone (down, cut off, stopped): without it a client
+     * waited forever where no connection close ever came.
+     */
+    private final long replyMillis;
+    /** Set once a request went unanswered: the stream may hold a late reply, so the connection is not used again. */
+    private volatile String broken;
 
-    private TcpStore(String host, int port, Socket socket) throws IOException {
+    private TcpStore(String host, int port, Socket socket, long replyMillis) throws IOException {
         this.host = host;
         this.port = port;
         this.socket = socket;
+        this.replyMillis = replyMillis;
         this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
         this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
     }
@@ -39,7 +48,7 @@ public final class TcpStore implements Store {
      * @throws StoreException naming the address if no server answered in time or the handshake failed
      */
     public static TcpStore connect(String host, int port, JobSecret secret, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + io.jccl.JcclSettings.bounded(timeout).toNanos();
         long backoffMs = 10;
         IOException last = null;
         while (System.nanoTime() - deadline < 0) {
@@ -48,10 +57,11 @@ public final class TcpStore implements Store {
                 long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
                 s.connect(new InetSocketAddress(host, port), (int) Math.min(left, 5_000));
                 s.setTcpNoDelay(true);
+                s.setKeepAlive(true);
                 s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(left, 10_000)));
-                TcpStore store = new TcpStore(host, port, s);
+                TcpStore store = new TcpStore(host, port, s,
+                        Math.max(10_000, Math.min(timeout.toMillis(), Integer.MAX_VALUE / 2)));
                 Handshake.client(store.in, store.out, secret, HandshakeDescriptor.PURPOSE_STORE, -1, 0);
-                s.setSoTimeout(0);
                 return store;
             } catch (Handshake.RefusedException e) {
                 closeQuietly(s);
@@ -84,13 +94,19 @@ public final class TcpStore implements Store {
         }
     }
 
-    private synchronized Response call(byte op, String key, byte[] value, long arg) {
+    /** {@code waitMillis}: how long the server may wait before it answers (a get's timeout), else 0. */
+    private synchronized Response call(byte op, String key, byte[] value, long arg, long waitMillis) {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
         if (k.length > MAX_KEY_LENGTH || value.length > MAX_VALUE_LENGTH) {
             throw new IllegalArgumentException("store key or value too long: key=" + k.length + " bytes (max "
                     + MAX_KEY_LENGTH + "), value=" + value.length + " bytes (max " + MAX_VALUE_LENGTH + ")");
         }
+        if (broken != null) {
+            throw new StoreException(broken);
+        }
+        long answerWithin = Math.min(Integer.MAX_VALUE, Math.max(0, waitMillis) + replyMillis);
         try {
+            socket.setSoTimeout((int) answerWithin);
             out.writeByte(op);
             out.writeByte(0);
             out.writeShort(k.length);
@@ -113,6 +129,11 @@ public final class TcpStore implements Store {
                 throw new StoreException(new String(body, StandardCharsets.UTF_8));
             }
             return new Response(result, body);
+        } catch (java.net.SocketTimeoutException e) {
+            broken = "the store at " + host + ":" + port + " did not answer within " + answerWithin + " ms: its host "
+                    + "is down, cut off or stopped (the process serving it: rank 0, unless JCCL_STORE=external)";
+            closeQuietly(socket);
+            throw new StoreException(broken, e);
         } catch (IOException e) {
             throw new StoreException("lost the store at " + host + ":" + port + " ("
                     + (e instanceof java.io.EOFException || e.getMessage() == null ? "it closed the connection"
@@ -133,27 +154,28 @@ public final class TcpStore implements Store {
 
     @Override
     public void set(String key, byte[] value) {
-        call(OP_SET, key, value, 0);
+        call(OP_SET, key, value, 0, 0);
     }
 
     @Override
     public byte[] get(String key, Duration timeout) {
-        return call(OP_GET, key, new byte[0], timeout.toMillis()).body;
+        long ms = io.jccl.JcclSettings.bounded(timeout).toMillis();
+        return call(OP_GET, key, new byte[0], ms, ms).body;
     }
 
     @Override
     public long add(String key, long delta) {
-        return call(OP_ADD, key, new byte[0], delta).result;
+        return call(OP_ADD, key, new byte[0], delta, 0).result;
     }
 
     @Override
     public boolean check(String key) {
-        return call(OP_CHECK, key, new byte[0], 0).result != 0;
+        return call(OP_CHECK, key, new byte[0], 0, 0).result != 0;
     }
 
     @Override
     public boolean delete(String key) {
-        return call(OP_DELETE, key, new byte[0], 0).result != 0;
+        return call(OP_DELETE, key, new byte[0], 0, 0).result != 0;
     }
 
     @Override

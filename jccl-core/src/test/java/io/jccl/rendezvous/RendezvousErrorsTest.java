@@ -181,4 +181,140 @@ class RendezvousErrorsTest {
                 io.jccl.security.Handshake.why(new java.io.EOFException()));
         assertEquals("IOException", io.jccl.security.Handshake.why(new java.io.IOException()));
     }
+
+    /**
+     * A store whose host stops answering (down, cut off, SIGSTOPped) without closing the connection: a client
+     * waited for its reply forever. Now it fails once the request's own wait and the connect timeout have passed,
+     * and says why; later requests on it fail at once.
+     */
+    @Test
+    void aStoreThatStopsAnsweringFailsItsClientsInsteadOfHangingThem() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            CompletableFuture<java.net.Socket> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    java.net.Socket s = server.accept();
+                    io.jccl.security.Handshake.server(s.getInputStream(), s.getOutputStream(), secret,
+                            io.jccl.security.HandshakeDescriptor.PURPOSE_STORE, 0);
+                    return s; // authenticated, and then never answers
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, THREADS);
+            try (TcpStore client = TcpStore.connect("127.0.0.1", server.getLocalPort(), secret,
+                    Duration.ofSeconds(1))) {
+                long start = System.nanoTime();
+                StoreException e = assertThrows(StoreException.class, () -> client.get("k", Duration.ofSeconds(1)));
+                double seconds = (System.nanoTime() - start) / 1e9;
+                assertTrue(e.getMessage().contains("did not answer within"), e.getMessage());
+                assertTrue(seconds < 20, seconds + " s");
+                StoreException again = assertThrows(StoreException.class, () -> client.check("k"));
+                assertTrue(again.getMessage().contains("did not answer within"), again.getMessage());
+            } finally {
+                accepted.get(10, TimeUnit.SECONDS).close();
+            }
+        }
+    }
+
+    /** A get that may wait "forever" on the in-process and file stores (they threw "long overflow" at once). */
+    @Test
+    void storesTakeTimeoutsOfForever(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        for (io.jccl.store.Store s : new io.jccl.store.Store[] {new InMemoryStore(), new io.jccl.store.FileStore(dir)}) {
+            s.setString("k", "v");
+            assertArrayEquals("v".getBytes(), s.get("k", Duration.ofMillis(Long.MAX_VALUE)));
+            assertArrayEquals("v".getBytes(), s.get("k", java.time.temporal.ChronoUnit.FOREVER.getDuration()));
+        }
+    }
+
+    /**
+     * Init methods: a host name with an underscore (Docker Compose's service names) was "no host"; file://tmp/x was
+     * taken as the directory /x on host "tmp"; MASTER_ADDR=::1 listened on 127.0.0.1 and every rank timed out.
+     */
+    @Test
+    void initMethodsTakeWhatTheyMean() {
+        InitMethod compose = InitMethod.parse("tcp://my_host:29500", Map.of(), 2);
+        assertEquals("my_host", compose.host());
+        assertEquals(29500, compose.port());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> InitMethod.parse("file://tmp/jccl", Map.of(), 2));
+        assertTrue(e.getMessage().contains("file:///path") && e.getMessage().contains("'tmp'"), e.getMessage());
+        io.jccl.JcclSettings settings = io.jccl.JcclSettings.from(Map.of(), Map.of());
+        assertEquals("::1", settings.bindAddress("::1"));
+        assertEquals("::1", settings.bindAddress("[::1]"));
+        assertEquals("127.0.0.1", settings.bindAddress("127.0.0.1"));
+        assertEquals("127.0.0.1", settings.bindAddress("localhost"));
+        assertEquals("0.0.0.0", settings.bindAddress("10.0.0.1"));
+    }
+
+    /** One rank over IPv6 loopback, the store and the transport listening where the rank dials. */
+    @Test
+    void oneRankRendezvousesOverIpv6Loopback() throws Exception {
+        boolean v6;
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.bind(new java.net.InetSocketAddress("::1", 0));
+            v6 = true;
+        } catch (java.io.IOException e) {
+            v6 = false;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(v6 || System.getenv("CI") == null, "no IPv6 loopback here");
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.parse("env://", Map.of("MASTER_ADDR", "::1", "MASTER_PORT", "" + port), 1);
+        LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "0", "JCCL_WORLD_SIZE", "1"));
+        try (io.jccl.Communicator c = Rendezvous.connect(init, env, io.jccl.CommunicatorConfig.fromEnvironment(),
+                JobSecret.generate(), Duration.ofSeconds(10))) {
+            assertEquals(1, c.size());
+        }
+    }
+
+    /**
+     * A transport's client dialling the store's port: the server closed without a word and the client said only
+     * "connection closed during the handshake (challenge)". The server now says what it serves.
+     */
+    @Test
+    void aClientOfTheWrongPurposeIsToldWhatThePortServes() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (TcpStoreServer server = TcpStoreServer.start("127.0.0.1", 0, secret);
+             java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            io.jccl.security.Handshake.RefusedException e = assertThrows(
+                    io.jccl.security.Handshake.RefusedException.class, () -> io.jccl.security.Handshake.client(
+                            s.getInputStream(), s.getOutputStream(), secret,
+                            io.jccl.security.HandshakeDescriptor.PURPOSE_TRANSPORT, 0, 2));
+            assertTrue(e.getMessage().contains("this port serves the store, the client connected to a transport"),
+                    e.getMessage());
+        }
+    }
+
+    /**
+     * A file:// directory reused after a failed start: every rank of the next job failed at once with the earlier
+     * job's reason ("rank 3 never joined"), though every rank joined. Now it says the failure is older than it.
+     */
+    @Test
+    void aFailureLeftInTheStoreByAnEarlierJobSaysSo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        io.jccl.store.FileStore earlier = new io.jccl.store.FileStore(dir);
+        JcclException e = assertThrows(JcclException.class,
+                () -> Rendezvous.join(0, 2, earlier, Duration.ofMillis(300)));
+        assertTrue(e.getMessage().contains("rank 1 never joined"), e.getMessage());
+        long later = System.currentTimeMillis() + 60_000; // the next job's processes start after it failed
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            int rank = r;
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    Rendezvous.join(rank, 2, new io.jccl.store.FileStore(dir), Duration.ofSeconds(5), later);
+                    return "joined";
+                } catch (JcclException x) {
+                    return x.getMessage();
+                }
+            }, THREADS));
+        }
+        for (CompletableFuture<String> f : fs) {
+            String m = f.get(30, TimeUnit.SECONDS);
+            assertTrue(m.contains("written before this process started") && m.contains("must be new or empty"), m);
+        }
+    }
 }
