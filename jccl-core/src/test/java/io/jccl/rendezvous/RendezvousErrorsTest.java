@@ -218,11 +218,25 @@ class RendezvousErrorsTest {
 
     /** A get that may wait "forever" on the in-process and file stores (they threw "long overflow" at once). */
     @Test
-    void storesTakeTimeoutsOfForever(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    void storesTakeTimeoutsOfForever(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         for (io.jccl.store.Store s : new io.jccl.store.Store[] {new InMemoryStore(), new io.jccl.store.FileStore(dir)}) {
             s.setString("k", "v");
             assertArrayEquals("v".getBytes(), s.get("k", Duration.ofMillis(Long.MAX_VALUE)));
             assertArrayEquals("v".getBytes(), s.get("k", java.time.temporal.ChronoUnit.FOREVER.getDuration()));
+        }
+        // a file store takes keys over 191 bytes (its Base64 file names passed 255 bytes), and names files in lower
+        // case only (Base64 names differing in case were one file on case-insensitive file systems)
+        io.jccl.store.FileStore fs = new io.jccl.store.FileStore(dir.resolve("names"));
+        String longKey = "k".repeat(300);
+        fs.setString(longKey, "long");
+        fs.setString("00G", "upper");
+        fs.setString("00a", "lower");
+        assertEquals("long", new String(fs.get(longKey, Duration.ofSeconds(1))));
+        assertEquals("upper", new String(fs.get("00G", Duration.ofSeconds(1))));
+        assertEquals("lower", new String(fs.get("00a", Duration.ofSeconds(1))));
+        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir.resolve("names"))) {
+            files.forEach(f -> assertEquals(f.getFileName().toString().toLowerCase(java.util.Locale.ROOT),
+                    f.getFileName().toString()));
         }
     }
 
