@@ -53,6 +53,10 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
         int p = call.size();
         int elem = data.dtype().sizeBytes();
         int n = data.count();
+        if (a.canExpose() && (long) n * elem > SharedMemoryAllReduce.SMALL_BYTES && p > 1) {
+            reduceInPlace(call, a, data, root, op);
+            return;
+        }
         if ((long) n * elem <= Math.min(SharedMemoryAllReduce.SMALL_BYTES, a.bufferBytes())) { // one round
             long round = SharedRounds.begin(call, a);
             int half = (int) (round & 1);
@@ -68,6 +72,31 @@ public final class SharedMemoryReduce extends SharedMemoryAlgorithm {
         SharedRounds.run(call, a, n, a.bufferBytes() / elem,
                 (half, start, m) -> SharedRounds.putOthersSlices(call, a, half, data.slice(start, m)),
                 (round, half, start, m) -> reduceRound(call, a, round, half, data.slice(start, m), root, op));
+    }
+
+    /**
+     * Ranks that read each other's buffers in place (threads): every rank exposes its buffer and arrives; rank r
+     * reduces slice r of every rank's buffer, in rank order, and writes it straight into the root's buffer (only
+     * rank r reads or writes slice r of it); every rank publishes {@code REDUCED} and waits for every other's, after
+     * which nobody reads any buffer. Two synchronisations, nothing copied in or out of exchange buffers (the rounds
+     * copy each input in and the root copies the others' slices out).
+     */
+    private static void reduceInPlace(CollectiveCall call, SharedArena a, Buf data, int root, ReduceOp op) {
+        int p = call.size();
+        int me = call.rank();
+        int m = data.count();
+        int lo = SharedRounds.sliceStart(m, me, p);
+        int hi = SharedRounds.sliceStart(m, me + 1, p);
+        long round = SharedRounds.arriveExposed(call, a, data);
+        Buf acc = call.scratch(data.dtype(), hi - lo);
+        SharedRounds.reduceRange(a, SharedArena.EXPOSED, lo, acc, op, p);
+        a.putExposed(root, lo, acc);
+        call.releaseScratch(acc);
+        a.publish(SharedArena.REDUCED, round);
+        call.step(1, "shared-memory reduced");
+        call.awaitArena(a, SharedArena.REDUCED, round);
+        int elem = data.dtype().sizeBytes();
+        call.countShared(me == root ? 0 : (long) (hi - lo) * elem, (long) (hi - lo) * (p - 1) * elem);
     }
 
     /** After every rank arrived with its copy of {@code chunk} in buffer {@code half}: the round's reduction. */

@@ -125,6 +125,14 @@ public interface SharedArena {
     void copyExposed(int r, int at, int n, io.jccl.DataType dtype);
 
     /**
+     * Copies {@code src} into rank {@code r}'s exposed buffer from element {@code at}, where {@link #canExpose}: a
+     * reduce's slice written straight into its root's buffer (by the one rank that reads and writes that slice).
+     */
+    default void putExposed(int r, int at, io.jccl.buffer.Buf src) {
+        throw new UnsupportedOperationException("this arena cannot write into a peer's buffer");
+    }
+
+    /**
      * Copies {@code src} into this rank's exchange buffer {@code half} (or its exposed buffer), starting at element
      * {@code at}.
      */

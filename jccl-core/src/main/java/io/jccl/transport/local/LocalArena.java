@@ -124,6 +124,11 @@ final class LocalArena {
         }
 
         @Override
+        public void putExposed(int r, int at, Buf src) {
+            src.copyTo(0, exposed.get(r).slice(at, src.count()), 0, src.count());
+        }
+
+        @Override
         public void put(int half, int at, Buf src) {
             if (src.isMemory()) { // a direct buffer (a tensor over memory across hosts): through Buf's copies
                 src.copyTo(0, region(rank(), half, src.dtype(), at, src.count()), 0, src.count());
