@@ -321,7 +321,7 @@ public final class Rendezvous {
                 int space = v.indexOf(' ');
                 long at = space > 0 ? parseOr(v.substring(0, space), Long.MAX_VALUE) : Long.MAX_VALUE;
                 failure = v.substring(space + 1);
-                if (at < startedMillis - 1_000) {
+                if (at < startedMillis - 10_000) { // 10 s: the clocks of the hosts may differ a little
                     failure = "the store holds a failure written before this process started, by an earlier job or "
                             + "by ranks of this one that stopped waiting for it (a file:// store's directory must be "
                             + "new or empty): " + failure;
