@@ -93,7 +93,8 @@ public final class InitMethod {
                 return tcp(host, port);
             }
             case "file":
-                if (uri.getRawAuthority() != null && !uri.getRawAuthority().isEmpty()) {
+                if (uri.getRawAuthority() != null && !uri.getRawAuthority().isEmpty()
+                        && !uri.getRawAuthority().equalsIgnoreCase("localhost")) { // file://localhost/x is /x
                     // file://tmp/jccl is the directory /jccl on host "tmp": almost surely meant file:///tmp/jccl
                     throw new IllegalArgumentException("init method '" + u + "' names a host ('"
                             + uri.getRawAuthority() + "'), which a file store cannot use: give the directory after "

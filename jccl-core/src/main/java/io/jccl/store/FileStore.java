@@ -34,8 +34,11 @@ public final class FileStore implements Store {
         }
     }
 
-    /** Keys of up to this many UTF-8 bytes are named by their hex (at most 201 characters), longer ones hashed. */
-    static final int MAX_HEX_KEY_BYTES = 100;
+    /**
+     * Keys of up to this many UTF-8 bytes are named by their hex (at most 129 characters, under eCryptfs's 143),
+     * longer ones hashed (65).
+     */
+    static final int MAX_HEX_KEY_BYTES = 64;
 
     private Path file(String key) {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);

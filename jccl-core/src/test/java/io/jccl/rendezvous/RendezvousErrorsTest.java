@@ -252,6 +252,8 @@ class RendezvousErrorsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> InitMethod.parse("file://tmp/jccl", Map.of(), 2));
         assertTrue(e.getMessage().contains("file:///path") && e.getMessage().contains("'tmp'"), e.getMessage());
+        assertEquals(java.nio.file.Path.of("/tmp/jccl"), InitMethod.parse("file://localhost/tmp/jccl", Map.of(), 2)
+                .directory());
         io.jccl.JcclSettings settings = io.jccl.JcclSettings.from(Map.of(), Map.of());
         assertEquals("::1", settings.bindAddress("::1"));
         assertEquals("::1", settings.bindAddress("[::1]"));
