@@ -31,11 +31,11 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * one peer, on threads of a pool made on first use; operations with different peers, or in different directions,
  * run side by side (a receive from rank 1 waited behind a pending receive from rank 2 before, and a program that
  * torch runs deadlocked until the timeout). A synchronous call made while asynchronous ones with its peer and
- * direction are pending queues behind them, so messages leave and are matched in program order per peer. A send returns once its message
- * is in the transport's buffers, so a batch of sends and receives completes in any order, except that over shared
- * memory a message larger than the ring towards its receiver ({@code JCCL_SHM_RING_BYTES}) waits until the receiver
- * takes its first part, at most until the call's deadline (then it fails naming the receiver), as MPI's standard
- * send may; {@code isend} never blocks its caller.
+ * direction are pending queues behind them, so messages leave and are matched in program order per peer. A send
+ * returns once its message is in the transport's buffers, so a batch of sends and receives completes in any order,
+ * except that over shared memory a message larger than the ring towards its receiver ({@code JCCL_SHM_RING_BYTES})
+ * waits until the receiver takes its first part, at most until the call's deadline (then it fails naming the
+ * receiver), as MPI's standard send may; {@code isend} never blocks its caller.
  */
 final class PointToPoint {
     private final Transport transport;
