@@ -66,6 +66,73 @@ class FlightRecorderTest {
         assertEquals(0, count(r1, "\"state\":\"started\""), r1);
     }
 
+    /**
+     * A call reads the clock, makes its entry and counts itself when it starts: when it first waits or sends, right
+     * after it publishes an arrival in a shared arena, or once its algorithm ran (a call on one rank never waits).
+     * Every call, waiting or not, must come out created, started and completed in that order, and counted.
+     */
+    @Test
+    void everyCallIsTimedAndCountedWhetherItWaitedOrNot(@TempDir Path dir) {
+        for (int world : new int[] {1, 2}) {
+            List<String> json = Jccl.runThreads(world, config(dir, 100), c -> {
+                for (int i = 0; i < 3; i++) {
+                    c.allReduce(new float[] {i});
+                    c.broadcast(new float[2], 0);
+                }
+                c.allReduce(Tensor.of(new float[4]), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING));
+                assertEquals(4, c.counters().get(OpType.ALL_REDUCE, io.jccl.instrument.Counter.CALLS));
+                assertEquals(3, c.counters().get(OpType.BROADCAST, io.jccl.instrument.Counter.CALLS));
+                return c.flightRecorderJson();
+            });
+            for (String r : json) {
+                assertEquals(7, count(r, "\"state\":\"completed\""), r);
+                Matcher m = Pattern.compile("\"time_created_ns\":(\\d+),\"time_discovered_started_ns\":(\\d+),"
+                        + "\"time_discovered_completed_ns\":(\\d+)").matcher(r);
+                int entries = 0;
+                long last = 0;
+                while (m.find()) {
+                    long created = Long.parseLong(m.group(1));
+                    long started = Long.parseLong(m.group(2));
+                    long completed = Long.parseLong(m.group(3));
+                    assertTrue(last <= created && created <= started && started <= completed, r);
+                    last = completed;
+                    entries++;
+                }
+                assertEquals(7, entries, world + " ranks: " + r);
+            }
+        }
+    }
+
+    /**
+     * A synchronous call waiting for its turn behind another thread's call (an asynchronous one that waits for a
+     * late peer) is in the record as scheduled while it waits, though a call whose turn it is makes its entry only
+     * when it starts.
+     */
+    @Test
+    void aCallWaitingForItsTurnIsScheduled(@TempDir Path dir) {
+        List<String> json = Jccl.runThreads(2, config(dir, 100), c -> {
+            if (c.rank() == 1) {
+                Thread.sleep(1500);
+                c.allReduce(new float[1]);
+                c.allReduce(new float[1]);
+                return "";
+            }
+            Work w = c.allReduceAsync(Tensor.of(new float[1]));
+            Thread t = new Thread(() -> c.allReduce(new float[1]));
+            t.start();
+            Thread.sleep(700);
+            String seen = c.flightRecorderJson();
+            w.await();
+            t.join();
+            return seen;
+        });
+        String r0 = json.get(0);
+        assertTrue(Pattern.compile("\"collective_seq_id\":0,\"profiling_name\":\"jccl:allReduce\",\"is_p2p\":false,"
+                + "\"state\":\"started\"").matcher(r0).find(), r0);
+        assertTrue(Pattern.compile("\"collective_seq_id\":1,\"profiling_name\":\"jccl:allReduce\",\"is_p2p\":false,"
+                + "\"state\":\"scheduled\"").matcher(r0).find(), r0);
+    }
+
     @Test
     void keepsTheLastCallsOnly(@TempDir Path dir) {
         String json = Jccl.runThreads(2, config(dir, 5), c -> {

@@ -37,6 +37,18 @@ final class OrderedExecution {
      * null. Only the call whose turn it is touches it (the turn orders them), so no lock or atomic guards it.
      */
     private CollectiveCall spareCall;
+    /**
+     * The call whose turn it is, for {@link #started}: its prepared call, sequence number, flight-recorder entry
+     * ({@link #UNSCHEDULED}: not made yet) and trace start. Only that call touches them (the turn orders them).
+     */
+    private PreparedCall current;
+    private long currentSeq;
+    private long currentRecord;
+    private long currentStartMicros;
+    /** Made once: every call of this communicator starts late ({@link CollectiveCall#startLate}) through it. */
+    private final io.jccl.step.CallStart onStart = this::started;
+    /** A synchronous call's flight-recorder entry before its start makes it. */
+    private static final long UNSCHEDULED = Long.MIN_VALUE;
 
     /** What a caller waits on when its turn has not come: only then is a lock taken. */
     private final Object turn = new Object();
@@ -71,7 +83,9 @@ final class OrderedExecution {
         }
         long record;
         try {
-            record = schedule(p, seq, 0);
+            // a call whose turn it is makes its entry when it starts (started), else now, so that the recorder shows
+            // a call waiting for its turn (behind another thread's)
+            record = serving == seq ? UNSCHEDULED : schedule(p, seq, 0);
         } catch (RuntimeException | Error e) {
             skip(seq, p);
             throw e;
@@ -92,18 +106,46 @@ final class OrderedExecution {
         }
     }
 
-    /** A call object for call {@code seq} of {@code p}: the spare one restarted, or a new one. */
-    private CollectiveCall callFor(PreparedCall p, long seq, long startNanos) {
+    /**
+     * A call object for call {@code seq} of {@code p}, which {@link CollectiveCall#startLate starts late}: the spare
+     * one restarted, or a new one.
+     */
+    private CollectiveCall callFor(PreparedCall p, long seq) {
         CollectiveCall call = spareCall;
         spareCall = null;
         if (call != null) {
             call.restart(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm(), p.timeout(),
-                    startNanos);
+                    onStart);
             return call;
         }
         Signature sig = new Signature(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm());
-        return new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(), counters, scratch,
-                startNanos);
+        call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(), counters, scratch,
+                0);
+        call.startLate(onStart);
+        return call;
+    }
+
+    /**
+     * The start of the call whose turn it is ({@link CollectiveCall#startLate}): when it first waits, sends or posts
+     * a receive, right after it publishes an arrival in a shared arena (while the arrival crosses the cores), or
+     * after its algorithm ran. Makes its flight-recorder entry if need be and marks it started, counts the call and
+     * reads the trace's wall clock.
+     */
+    private void started(CollectiveCall call, long nowNanos) {
+        PreparedCall p = current;
+        long record = record();
+        call.observe(diagnostics.recorder(), record);
+        diagnostics.recorder().started(record, progress, currentSeq, nowNanos);
+        counters.add(p.op(), Counter.CALLS, 1);
+        currentStartMicros = trace.startMicros();
+    }
+
+    /** The flight-recorder entry of the call whose turn it is, made now if it was not. */
+    private long record() {
+        if (currentRecord == UNSCHEDULED) {
+            currentRecord = schedule(current, currentSeq, 0);
+        }
+        return currentRecord;
     }
 
     /**
@@ -156,6 +198,9 @@ final class OrderedExecution {
 
     private void run(PreparedCall p, long seq, long record) {
         awaitTurn(seq);
+        current = p;
+        currentSeq = seq;
+        currentRecord = record;
         io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         // counted in flight before it looks whether the communicator closed: a close() on another thread then either
         // sees the call (and interrupts it, and waits for it) or the call sees the close (and refuses to start);
@@ -165,27 +210,23 @@ final class OrderedExecution {
             try {
                 failures.checkStart(p.op());
             } catch (RuntimeException e) {
-                recorder.failed(record, e.getMessage());
+                recorder.failed(record(), e.getMessage());
                 throw e;
             }
-            long startNanos = System.nanoTime(); // the one clock reading of the start: deadline, record, trace
-            CollectiveCall call = callFor(p, seq, startNanos);
-            call.observe(recorder, record);
+            // no clock reading, entry or count yet: the call makes them when it starts (started)
+            CollectiveCall call = callFor(p, seq);
             call.overlapHosts(p.overlapHosts());
-            recorder.started(record, progress, seq, startNanos);
             if (log.isTrace(io.jccl.diag.DebugLog.Subsys.COLL)) {
                 log.trace(io.jccl.diag.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
                         + "algorithm {}", transport.rank(), p.op().label(), seq, communicatorId, p.dtype().torchName(),
                         p.count(), p.reduceOp() == null ? "" : ", " + p.reduceOp(), p.root() < 0 ? "" : ", root "
                         + p.root(), p.algorithm());
             }
-            counters.add(p.op(), Counter.CALLS, 1);
             io.jccl.diag.CallEvent event = null;
             if (io.jccl.diag.CallEvent.isOn()) {
                 event = new io.jccl.diag.CallEvent();
                 event.begin();
             }
-            long startMicros = trace.startMicros();
             try {
                 p.implementation().begin(call);
                 try {
@@ -194,23 +235,26 @@ final class OrderedExecution {
                     call.cancelOutstanding();
                     p.implementation().end(call);
                 }
-                trace.record(call, startMicros, startNanos, null);
-                recorder.completed(record, call.lastClock());
+                call.start(); // a call that never had to wait, send or arrive
+                trace.record(call, currentStartMicros, call.startNanos(), null);
+                recorder.completed(currentRecord, call.lastClock());
                 commit(event, p, seq, call, false);
                 if (call.reusable()) {
                     spareCall = call;
                 }
             } catch (RuntimeException e) {
+                call.start();
                 RuntimeException end = failures.ended(p.op(), seq, e);
-                trace.record(call, startMicros, startNanos, end);
-                recorder.failed(record, end.getMessage());
+                trace.record(call, currentStartMicros, call.startNanos(), end);
+                recorder.failed(currentRecord, end.getMessage());
                 commit(event, p, seq, call, true);
                 throw failures.fail(end);
             } catch (Error e) { // out of memory, a failed assertion: the communicator fails and the peers hear it
                 RuntimeException end = new io.jccl.JcclException(transport.rank(), p.op(), seq, "rank "
                         + transport.rank() + " failed in its " + p.op().label() + " #" + seq + ": " + e, e);
-                trace.record(call, startMicros, startNanos, end);
-                recorder.failed(record, end.getMessage());
+                call.start();
+                trace.record(call, currentStartMicros, call.startNanos(), end);
+                recorder.failed(currentRecord, end.getMessage());
                 commit(event, p, seq, call, true);
                 failures.fail(end);
                 throw e;

@@ -35,8 +35,15 @@ public final class CollectiveCall {
     private final Transport transport;
     private final int stream;
     private final Signature signature;
+    /** Read through {@link #deadline()}, which starts a call that {@link #startLate starts late}. */
     private long deadlineNanos;
     private Duration timeout;
+    /** The clock when this call started ({@link #start}). */
+    private long startNanos;
+    /** Whether this call has started: read the clock and told {@link #onStart}; false only after {@link #startLate}. */
+    private boolean started = true;
+    /** Told once when a call that {@link #startLate starts late} starts; null for others. */
+    private CallStart onStart;
     private final TrafficCounters counters;
     private int step;
     private String phase = "start";
@@ -91,6 +98,7 @@ public final class CollectiveCall {
     public CollectiveCall(Transport transport, int stream, Signature signature, Duration timeout,
                           TrafficCounters counters, io.jccl.transport.ArrayPool scratch, long startNanos) {
         this.lastClock = startNanos;
+        this.startNanos = startNanos;
         this.scratch = scratch;
         this.transport = transport;
         this.stream = stream;
@@ -116,18 +124,18 @@ public final class CollectiveCall {
     /**
      * Makes this ended call, which must be {@link #reusable}, the call described by the arguments, as if made new
      * with {@link #CollectiveCall(Transport, int, Signature, Duration, TrafficCounters,
-     * io.jccl.transport.ArrayPool, long) the constructor} (same transport, stream, counters and pool): a synchronous
-     * caller reuses one call object, and so one signature, for every call (no allocation per call).
+     * io.jccl.transport.ArrayPool, long) the constructor} (same transport, stream, counters and pool) and then
+     * told to {@link #startLate start late}, telling {@code onStart}: a synchronous caller reuses one call object,
+     * and so one signature, for every call (no allocation per call).
      */
     public void restart(io.jccl.OpType op, long sequence, io.jccl.DataType dtype, long count, int root,
-                        ReduceOp reduceOp, io.jccl.Algorithm algorithm, Duration timeout, long startNanos) {
+                        ReduceOp reduceOp, io.jccl.Algorithm algorithm, Duration timeout, CallStart onStart) {
         if (!reusable()) {
             throw new IllegalStateException("this call posted receives or made subgroups: it cannot be reused");
         }
         signature.set(op, sequence, dtype, count, root, reduceOp, algorithm);
         this.timeout = timeout;
-        this.deadlineNanos = startNanos + timeout.toNanos();
-        this.lastClock = startNanos;
+        startLate(onStart);
         this.step = 0;
         this.phase = "start";
         this.bytesSent = 0;
@@ -142,6 +150,48 @@ public final class CollectiveCall {
         this.lastWaitedFor = -1;
     }
 
+    /**
+     * Has this call start late: it reads the clock (its start, from which its deadline counts) and tells
+     * {@code onStart} only when it first needs to, so that a shared-memory call does that book-keeping after it has
+     * published its arrival, while the peers' arrivals cross the cores, rather than before: when it first waits,
+     * sends or posts a receive, right after it publishes an arrival in the arena, or when its pipeline calls
+     * {@link #start} once the algorithm has run (a call that never had to). Until then {@link #startNanos} and
+     * {@link #lastClock} are not this call's.
+     */
+    public void startLate(CallStart onStart) {
+        this.onStart = onStart;
+        this.started = false;
+    }
+
+    /**
+     * Starts this call if it {@link #startLate starts late} and has not started: reads the clock, from which the
+     * deadline counts, and tells its {@link CallStart}. Nothing otherwise.
+     */
+    public void start() {
+        if (started) {
+            return;
+        }
+        started = true;
+        long now = System.nanoTime();
+        startNanos = now;
+        lastClock = now;
+        deadlineNanos = now + timeout.toNanos();
+        if (onStart != null) {
+            onStart.started(this, now);
+        }
+    }
+
+    /** When this call {@link #start started} ({@code System.nanoTime()}). */
+    public long startNanos() {
+        return startNanos;
+    }
+
+    /** This call's deadline ({@code System.nanoTime()}); {@link #start starts} the call if it has not. */
+    private long deadline() {
+        start();
+        return deadlineNanos;
+    }
+
     private CollectiveCall(CollectiveCall parent, int[] members, int me, int stepBase, boolean detached,
                            io.jccl.transport.SharedArena hostArena) {
         this.hostArena = hostArena;
@@ -152,7 +202,8 @@ public final class CollectiveCall {
         this.stream = parent.stream;
         this.signature = parent.signature;
         this.timeout = parent.timeout;
-        this.deadlineNanos = parent.deadlineNanos;
+        this.deadlineNanos = parent.deadline();
+        this.startNanos = parent.startNanos;
         this.counters = parent.counters;
         this.scratch = parent.scratch;
         this.stepBase = parent.stepBase + stepBase;
@@ -293,7 +344,6 @@ public final class CollectiveCall {
         return lastWaitedFor;
     }
 
-    /** Has {@code r} learn, under record {@code id}, the step and peer this call waits at (and its subgroups'). */
     /**
      * Has this call (and every subgroup made of it afterwards) overlap the phases within and across hosts of the
      * hierarchical algorithms, or not ({@link #overlapsHosts}); off by default. Every rank must set it alike: the
@@ -312,6 +362,7 @@ public final class CollectiveCall {
         return overlapHosts;
     }
 
+    /** Has {@code r} learn, under record {@code id}, the step and peer this call waits at (and its subgroups'). */
     public void observe(io.jccl.diag.FlightRecorder r, long id) {
         this.recorder = r;
         this.recordId = id;
@@ -388,7 +439,7 @@ public final class CollectiveCall {
         FrameHeader h = signature.header(FrameDescriptor.TYPE_DATA, self(), step, data.count(), stream);
         boolean sent;
         try {
-            sent = transport.send(w(peer), h, data, deadlineNanos);
+            sent = transport.send(w(peer), h, data, deadline());
         } catch (io.jccl.transport.PeerLostException e) {
             throw new PeerAbortedException(self(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
         }
@@ -431,7 +482,7 @@ public final class CollectiveCall {
         for (Receive r : posted) {
             Frame f;
             try {
-                f = transport.receive(w(r.peer), stream, deadlineNanos, r);
+                f = transport.receive(w(r.peer), stream, deadline(), r);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self()
@@ -616,7 +667,7 @@ public final class CollectiveCall {
             while (true) {
                 long now = System.nanoTime();
                 tally.lastClock = now; // the call a subgroup was made from keeps the reading
-                Frame f = transport.receive(w(peer), stream, Math.min(deadlineNanos, now + sliceNanos), r);
+                Frame f = transport.receive(w(peer), stream, Math.min(deadline(), now + sliceNanos), r);
                 if (f != null) {
                     return f;
                 }
@@ -723,6 +774,7 @@ public final class CollectiveCall {
             writeSignature(a, half);
         }
         a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        start(); // while the arrival crosses the cores
         awaitArena(a, io.jccl.transport.SharedArena.ARRIVED, round);
         if (firstRound) {
             compareSignatures(a, half, -1, signature);
@@ -787,6 +839,7 @@ public final class CollectiveCall {
         int half = (int) (round & 1);
         writeSignature(a, half);
         a.publish(io.jccl.transport.SharedArena.ARRIVED, round);
+        start(); // while the arrival crosses the cores
         return half;
     }
 
@@ -868,6 +921,7 @@ public final class CollectiveCall {
         if (a.reached(only, which, value)) {
             return; // nothing to wait for: no clock reading, no flight-recorder entry
         }
+        start(); // before the flight recorder learns where it waits
         long sliceNanos = FIRST_SLICE_NANOS;
         if (recorder != null) {
             recorder.waiting(recordId, only < 0 ? only : w(only), step);
@@ -877,7 +931,7 @@ public final class CollectiveCall {
             try {
                 long now = System.nanoTime();
                 tally.lastClock = now;
-                long until = Math.min(deadlineNanos, now + sliceNanos);
+                long until = Math.min(deadline(), now + sliceNanos);
                 behind = only < 0 ? a.await(which, value, until) : a.awaitRank(only, which, value, until);
             } catch (io.jccl.transport.PeerLostException e) {
                 // a peer that failed first and then exited has usually sent its reason: report that, not its exit
