@@ -90,6 +90,11 @@ final class TcpConnection {
         return lostReason;
     }
 
+    /** Whether the peer said goodbye (closed its end cleanly). */
+    boolean saidGoodbye() {
+        return goodbye;
+    }
+
     /** Starts the reader thread. */
     void startReader() {
         reader = new Thread(this::readLoop, "jccl-tcp-read-" + rank + "-from-" + peer);
@@ -306,7 +311,9 @@ final class TcpConnection {
                 lose(expiredWrite != 0 ? lostReason : "connection to rank " + peer + " lost (" + e.getMessage()
                         + "): the process died or was killed, or the network failed");
             }
-        } catch (RuntimeException e) { // a defect: never leave a receive from this peer waiting for its deadline
+        } catch (RuntimeException | Error e) {
+            // a defect, or no memory for a frame that came before its receive: never leave a receive from this peer
+            // waiting for its deadline (and the peer's writes stalled, blaming this rank for not reading)
             LOG.error("rank {}: the reader of the connection from rank {} failed", rank, peer, e);
             TcpConnector.closeQuietly(channel);
             lose("the reader of the connection from rank " + peer + " failed: " + e);

@@ -64,12 +64,18 @@ final class TcpConnector implements Closeable {
 
     /** Listens on an ephemeral port of the bind address. */
     static TcpConnector listen(int rank, int size, TcpOptions options) {
-        ServerSocketChannel server;
+        InetSocketAddress at = new InetSocketAddress(options.bindHost(), 0);
+        if (at.isUnresolved()) {
+            throw new JcclException("rank " + rank + ": cannot listen on " + options.bindHost() + ": the name does not "
+                    + "resolve (" + TcpOptions.BIND_ENV + " names the interface address to listen on)", null);
+        }
+        ServerSocketChannel server = null;
         try {
             server = ServerSocketChannel.open();
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            server.bind(new InetSocketAddress(options.bindHost(), 0), Math.max(16, size * 2));
-        } catch (IOException e) {
+            server.bind(at, Math.max(16, size * 2));
+        } catch (IOException | RuntimeException e) { // RuntimeException: an address of an unsupported family
+            closeQuietly(server);
             throw new JcclException("rank " + rank + ": cannot listen on " + options.bindHost() + ": "
                     + e.getMessage(), e);
         }
@@ -131,8 +137,9 @@ final class TcpConnector implements Closeable {
     private String advertisedAddress() throws IOException {
         String host = options.advertiseHost();
         if (host == null) {
-            host = options.bindHost().equals("0.0.0.0") ? InetAddress.getLocalHost().getHostAddress()
-                    : options.bindHost();
+            // every interface (0.0.0.0, ::): this host's address, which peers can dial
+            host = ((InetSocketAddress) server.getLocalAddress()).getAddress().isAnyLocalAddress()
+                    ? InetAddress.getLocalHost().getHostAddress() : options.bindHost();
         }
         return host + ":" + ((InetSocketAddress) server.getLocalAddress()).getPort();
     }

@@ -118,6 +118,9 @@ public final class TcpTransport extends AbstractTransport {
             return c.write(header, payload, deadline, deadlineNanos);
         } catch (IOException e) {
             String why = c.lostReason();
+            if (why == null && c.saidGoodbye()) {
+                why = "rank " + dst + " closed its communicator while rank " + rank() + " was sending to it";
+            }
             throw new PeerLostException(dst, why != null ? why : "connection to rank " + dst + " lost while sending ("
                     + e.getMessage() + "): the process died or was killed, or the network failed", e);
         }

@@ -1,0 +1,136 @@
+package io.jccl.transport.tcp;
+
+import io.jccl.DataType;
+import io.jccl.OpType;
+import io.jccl.TransportKind;
+import io.jccl.buffer.Buf;
+import io.jccl.transport.Frame;
+import io.jccl.transport.FrameDescriptor;
+import io.jccl.transport.FrameHeader;
+import io.jccl.transport.PostedReceive;
+import io.jccl.transport.Streams;
+import io.jccl.transport.Transport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What a TCP rank says and leaves behind when its reader fails, its peer closed during a send, or it cannot listen. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class TcpConnectionFaultsTest {
+    private static final int STREAM = Streams.collective(0);
+
+    /**
+     * An {@link Error} on the reader (here from a posted receive's check; in practice no memory for a frame that came
+     * before its receive) ends the wait for the peer's frame with the reason, not at the deadline: the reader caught
+     * only exceptions, died of the error, and the receive waited its whole timeout.
+     */
+    @Test
+    void anErrorOnTheReaderFailsTheReceiveAtOnce() throws Exception {
+        List<Transport> ts = TransportKind.TCP.connect(2);
+        try {
+            float[] dst = new float[2];
+            PostedReceive failing = new PostedReceive(new Buf(DataType.FLOAT32, dst, 0, dst.length), null) {
+                @Override
+                protected boolean accepts(FrameHeader h) {
+                    throw new AssertionError("a defect in a receive's check");
+                }
+            };
+            FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, OpType.ALL_REDUCE.id(), DataType.FLOAT32.id(),
+                    0xFF, 0xFF, 0, -1, 1, 2, 0, 2, STREAM);
+            Thread sender = new Thread(() -> {
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                ts.get(0).send(1, h, new Buf(DataType.FLOAT32, new float[] {1, 2}, 0, 2),
+                        System.nanoTime() + 10_000_000_000L);
+            });
+            sender.start();
+            long t0 = System.nanoTime();
+            Frame f = ts.get(1).receive(0, STREAM, System.nanoTime() + 20_000_000_000L, failing);
+            long tookMs = (System.nanoTime() - t0) / 1_000_000;
+            sender.join();
+            assertNotNull(f, "the receive ended at its deadline (" + tookMs + " ms) instead of failing");
+            assertTrue(f.header().isAbort(), "an abort frame, not data");
+            String why = new String((byte[]) f.payload(), StandardCharsets.UTF_8);
+            assertTrue(why.contains("reader of the connection from rank 0 failed") && why.contains("AssertionError"),
+                    why);
+            assertTrue(tookMs < 10_000, "took " + tookMs + " ms");
+        } finally {
+            for (Transport t : ts) {
+                t.close();
+            }
+        }
+    }
+
+    /**
+     * A send to a peer that closed cleanly (it said goodbye) says so, not that the peer's process died or was
+     * killed.
+     */
+    @Test
+    void aSendToAPeerThatSaidGoodbyeSaysItClosed() throws Exception {
+        List<Transport> ts = TransportKind.TCP.connect(2);
+        try {
+            ts.get(1).close();
+            Frame bye = ts.get(0).receive(1, STREAM, System.nanoTime() + 20_000_000_000L);
+            assertNotNull(bye, "rank 1's goodbye");
+            assertTrue(bye.isDeparture(), "a departure");
+            float[] big = new float[16 << 20];
+            FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, OpType.ALL_REDUCE.id(), DataType.FLOAT32.id(),
+                    0xFF, 0xFF, 0, -1, 1, big.length, 0, big.length, STREAM);
+            io.jccl.transport.PeerLostException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.jccl.transport.PeerLostException.class, () -> {
+                        for (int i = 0; i < 8; i++) { // the first write may still fit the socket's buffers
+                            ts.get(0).send(1, h, new Buf(DataType.FLOAT32, big, 0, big.length),
+                                    System.nanoTime() + 20_000_000_000L);
+                        }
+                    });
+            assertTrue(e.getMessage().contains("rank 1 closed its communicator while rank 0 was sending to it"),
+                    e.getMessage());
+        } finally {
+            for (Transport t : ts) {
+                t.close();
+            }
+        }
+    }
+
+    /**
+     * A bind address that is not this host's fails the rank's start naming the rank and the address, and leaves no
+     * socket open (the listening socket was left open on every failed bind); one that does not resolve says so (it
+     * was an unnamed exception).
+     */
+    @Test
+    void aBadBindAddressFailsClearlyAndLeaksNoSocket() throws Exception {
+        io.jccl.security.JobSecret secret = io.jccl.security.JobSecret.generate();
+        io.jccl.store.InMemoryStore store = new io.jccl.store.InMemoryStore();
+        TcpOptions foreign = new TcpOptions("192.0.2.1", null, secret, java.time.Duration.ofSeconds(5), 1 << 20);
+        long before = openFiles();
+        for (int i = 0; i < 20; i++) {
+            io.jccl.JcclException e = org.junit.jupiter.api.Assertions.assertThrows(io.jccl.JcclException.class,
+                    () -> TcpTransport.connect(0, 2, store, foreign));
+            assertTrue(e.getMessage().startsWith("rank 0: cannot listen on 192.0.2.1"), e.getMessage());
+        }
+        long after = openFiles();
+        assertTrue(after - before < 10, "open files " + before + " -> " + after + " after 20 failed binds");
+        TcpOptions unresolved = new TcpOptions("no-such-host.invalid", null, secret, java.time.Duration.ofSeconds(5),
+                1 << 20);
+        io.jccl.JcclException e = org.junit.jupiter.api.Assertions.assertThrows(io.jccl.JcclException.class,
+                () -> TcpTransport.connect(1, 2, store, unresolved));
+        assertTrue(e.getMessage().contains("rank 1: cannot listen on no-such-host.invalid: the name does not resolve"),
+                e.getMessage());
+    }
+
+    private static long openFiles() throws java.io.IOException {
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(java.nio.file.Path.of(
+                "/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+}
