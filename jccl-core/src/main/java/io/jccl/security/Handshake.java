@@ -53,6 +53,10 @@ public final class Handshake {
             throw new RefusedException("server speaks handshake version " + c.get(VERSION_OFFSET) + ", this client "
                     + VERSION + " (another jccl version?)");
         }
+        if (c.get(STATUS_OFFSET) == STATUS_WRONG_WORLD) {
+            throw new RefusedException("its world has " + c.getInt(WORLD_SIZE_OFFSET) + " ranks, this rank's "
+                    + worldSize + " (the ranks were started with different world sizes)");
+        }
         if (c.get(STATUS_OFFSET) != STATUS_OK) {
             throw new RefusedException("server refused the connection: " + (c.get(PURPOSE_OFFSET) != purpose
                     ? "this port serves the " + purposeName(c.get(PURPOSE_OFFSET)) + ", the client connected to a "
@@ -79,6 +83,16 @@ public final class Handshake {
     /** Server side: checks the client's proof; returns who it is. */
     public static Client server(InputStream in, OutputStream out, JobSecret secret, byte purpose, int serverRank)
             throws IOException {
+        return server(in, out, secret, purpose, serverRank, -1);
+    }
+
+    /**
+     * Server side of a rank of a world of {@code serverWorld} ranks: refuses a client of another world size at its
+     * hello (a refusing CHALLENGE of status {@link HandshakeDescriptor#STATUS_WRONG_WORLD}, so that the client names
+     * both sizes), then checks the client's proof; returns who it is. {@code serverWorld} -1: no world to check.
+     */
+    public static Client server(InputStream in, OutputStream out, JobSecret secret, byte purpose, int serverRank,
+                                int serverWorld) throws IOException {
         byte[] hello = new byte[HELLO_LENGTH];
         readFully(in, hello, "hello");
         ByteBuffer h = ByteBuffer.wrap(hello);
@@ -91,6 +105,15 @@ public final class Handshake {
         }
         int clientRank = h.getInt(RANK_OFFSET);
         int worldSize = h.getInt(WORLD_SIZE_OFFSET);
+        if (serverWorld >= 0 && worldSize != serverWorld) {
+            ByteBuffer c = ByteBuffer.allocate(CHALLENGE_LENGTH);
+            c.putInt(MAGIC_OFFSET, MAGIC).put(VERSION_OFFSET, VERSION).put(PURPOSE_OFFSET, purpose)
+                    .put(STATUS_OFFSET, STATUS_WRONG_WORLD).putInt(RANK_OFFSET, serverRank)
+                    .putInt(WORLD_SIZE_OFFSET, serverWorld);
+            send(out, c);
+            throw new RefusedException("client claiming rank " + clientRank + " of a world of " + worldSize
+                    + " ranks, this is " + serverWorld);
+        }
         byte[] clientNonce = new byte[NONCE_LENGTH];
         h.get(NONCE_OFFSET, clientNonce);
         byte[] serverNonce = JobSecret.nonce();
@@ -119,8 +142,13 @@ public final class Handshake {
         ByteBuffer c = ByteBuffer.allocate(CHALLENGE_LENGTH);
         c.putInt(MAGIC_OFFSET, MAGIC).put(VERSION_OFFSET, VERSION).put(PURPOSE_OFFSET, purpose)
                 .put(STATUS_OFFSET, STATUS_REFUSED).putInt(RANK_OFFSET, -1);
+        send(out, c);
+    }
+
+    /** Sends a refusing CHALLENGE, if the client is still there to read it. */
+    private static void send(OutputStream out, ByteBuffer refusal) {
         try {
-            out.write(c.array());
+            out.write(refusal.array());
             out.flush();
         } catch (IOException ignored) {
             // the client is gone: nobody to tell

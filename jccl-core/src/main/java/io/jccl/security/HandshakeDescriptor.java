@@ -29,7 +29,7 @@ package io.jccl.security;
  * +---------------+---------------+---------------+---------------+
  * |                          server rank                          |  8
  * +---------------------------------------------------------------+
- * |                           reserved                            | 12
+ * |         reserved (status 2: the server's world size)          | 12
  * +---------------------------------------------------------------+
  * |                   server nonce (16 bytes)                     | 16
  * +---------------------------------------------------------------+
@@ -46,7 +46,9 @@ package io.jccl.security;
  *
  * <p>A server that will not take a hello of another version or purpose answers with a CHALLENGE whose status is
  * {@link #STATUS_REFUSED}, carrying its own version and purpose and no nonce or proof, and closes the connection;
- * the client names both sides' versions or purposes ({@link #purposeName}).
+ * the client names both sides' versions or purposes ({@link #purposeName}). A rank that will not take a client of
+ * another world size answers likewise with status {@link #STATUS_WRONG_WORLD}, its rank and its world size (at
+ * offset 12), so that the client names both sizes. A client of a server that knows neither status names the status.
  *
  * <p>Invariant: each side proves knowledge of the job secret over both fresh nonces before the other sends
  * anything else; a proof that does not match closes the connection, and a replayed proof never matches.
@@ -64,6 +66,8 @@ public final class HandshakeDescriptor {
     }
     public static final byte STATUS_OK = 0;
     public static final byte STATUS_REFUSED = 1;
+    /** Refused: the client's world size is not the server's (the CHALLENGE carries the server's at offset 12). */
+    public static final byte STATUS_WRONG_WORLD = 2;
 
     public static final int HELLO_LENGTH = 32;
     public static final int CHALLENGE_LENGTH = 64;

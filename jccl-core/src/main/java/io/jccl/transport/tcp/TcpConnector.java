@@ -197,11 +197,7 @@ final class TcpConnector implements Closeable {
                 return server;
             }
             Handshake.Client c = Handshake.server(in, out, options.secret(), HandshakeDescriptor.PURPOSE_TRANSPORT,
-                    rank);
-            if (c.worldSize != size) {
-                throw new Handshake.RefusedException("client of a world of " + c.worldSize + " ranks, this is "
-                        + size);
-            }
+                    rank, size); // refuses a client of another world size
             return c.rank;
         } finally {
             guard.cancel(false);

@@ -133,4 +133,27 @@ class TcpConnectionFaultsTest {
             return s.count();
         }
     }
+
+    /**
+     * Ranks started with different world sizes: the rank that dials hears at once that the other's world differs,
+     * with both sizes (it was accepted, and then heard only that the connection was lost).
+     */
+    @Test
+    void aRankOfAnotherWorldSizeIsRefusedWithBothSizes() throws Exception {
+        io.jccl.security.JobSecret secret = io.jccl.security.JobSecret.generate();
+        io.jccl.store.InMemoryStore store = new io.jccl.store.InMemoryStore();
+        TcpOptions options = new TcpOptions("127.0.0.1", "127.0.0.1", secret, java.time.Duration.ofSeconds(4), 1 << 20);
+        java.util.concurrent.CompletableFuture<TcpTransport> zero = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> TcpTransport.connect(0, 2, store, options));
+        long t0 = System.nanoTime();
+        io.jccl.JcclException e = org.junit.jupiter.api.Assertions.assertThrows(io.jccl.JcclException.class,
+                () -> TcpTransport.connect(1, 3, store, options));
+        long tookMs = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(e.getMessage().contains("rank 1: rank 0 at 127.0.0.1:") && e.getMessage().contains(
+                "refused the connection: its world has 2 ranks, this rank's 3"), e.getMessage());
+        assertTrue(tookMs < 3_000, "took " + tookMs + " ms");
+        java.util.concurrent.ExecutionException waited = org.junit.jupiter.api.Assertions.assertThrows(
+                java.util.concurrent.ExecutionException.class, zero::get);
+        assertTrue(waited.getCause().getMessage().contains("did not connect"), waited.getCause().getMessage());
+    }
 }
