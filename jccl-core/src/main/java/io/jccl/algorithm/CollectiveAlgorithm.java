@@ -39,6 +39,16 @@ public interface CollectiveAlgorithm {
         return null;
     }
 
+    /**
+     * Whether a small call of this algorithm may {@link CollectiveCall#startLate start late}: its first exchange
+     * comes before anything that takes time (no copy of a large buffer, no subgroup, no second thread), so its
+     * clock reading, flight-recorder entry and count can follow its first arrival rather than precede it. False by
+     * default: the call starts before it runs.
+     */
+    default boolean startsLate() {
+        return false;
+    }
+
     /** Per-call set-up, on the calling thread before {@link #run}; always followed by {@link #end}. */
     default void begin(CollectiveCall call) {
     }

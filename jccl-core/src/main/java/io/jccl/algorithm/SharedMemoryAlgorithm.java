@@ -25,6 +25,12 @@ abstract class SharedMemoryAlgorithm implements CollectiveAlgorithm {
                 + (topology.subGroup() ? " as a sub-group" : "");
     }
 
+    /** One round of the arena, which a small call's first arrival begins. */
+    @Override
+    public final boolean startsLate() {
+        return true;
+    }
+
     @Override
     public final void begin(CollectiveCall call) {
         call.arena().enter();

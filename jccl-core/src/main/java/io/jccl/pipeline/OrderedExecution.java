@@ -85,7 +85,7 @@ final class OrderedExecution {
         try {
             // a call whose turn it is makes its entry when it starts (started), else now, so that the recorder shows
             // a call waiting for its turn (behind another thread's)
-            record = serving == seq ? UNSCHEDULED : schedule(p, seq, 0);
+            record = serving == seq ? UNSCHEDULED : schedule(p, seq, System.nanoTime());
         } catch (RuntimeException | Error e) {
             skip(seq, p);
             throw e;
@@ -132,13 +132,27 @@ final class OrderedExecution {
      * reads the trace's wall clock.
      */
     private void started(CollectiveCall call, long nowNanos) {
-        PreparedCall p = current;
+        currentStartMicros = trace.startMicros();
         long record = record();
         call.observe(diagnostics.recorder(), record);
         diagnostics.recorder().started(record, progress, currentSeq, nowNanos);
-        counters.add(p.op(), Counter.CALLS, 1);
-        currentStartMicros = trace.startMicros();
+        counters.add(current.op(), Counter.CALLS, 1);
     }
+
+    /**
+     * Starts a call that failed before it started (so that its trace and entry have a start), keeping the failure
+     * first: what starting throws (no memory for the trace's clock) is added to it.
+     */
+    private static void startFailed(CollectiveCall call, Throwable failure) {
+        try {
+            call.start();
+        } catch (RuntimeException | Error e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /** Calls of at most this many bytes start late where their algorithm may ({@link #run}). */
+    private static final long LATE_START_BYTES = 64 << 10;
 
     /** The flight-recorder entry of the call whose turn it is, made now if it was not. */
     private long record() {
@@ -150,7 +164,7 @@ final class OrderedExecution {
 
     /**
      * The call's entry in the flight recorder, made when the call takes its sequence number ({@code nowNanos}: the
-     * clock then for an asynchronous call; 0 for a synchronous one, which starts at once).
+     * clock then), or for a synchronous call whose turn it is when it starts ({@code nowNanos} 0: its start's).
      */
     private long schedule(PreparedCall p, long seq, long nowNanos) {
         return diagnostics.recorder().scheduled(communicatorId, false, p.op(), seq, p.dtype(), p.count(), p.root(),
@@ -201,6 +215,7 @@ final class OrderedExecution {
         current = p;
         currentSeq = seq;
         currentRecord = record;
+        currentStartMicros = 0;
         io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
         // counted in flight before it looks whether the communicator closed: a close() on another thread then either
         // sees the call (and interrupts it, and waits for it) or the call sees the close (and refuses to start);
@@ -216,6 +231,11 @@ final class OrderedExecution {
             // no clock reading, entry or count yet: the call makes them when it starts (started)
             CollectiveCall call = callFor(p, seq);
             call.overlapHosts(p.overlapHosts());
+            // a small call of an algorithm whose first arrival comes first (a shared-memory round) starts there;
+            // others now: a large call copies its input in first, a hierarchical one makes subgroups and threads
+            if (!p.implementation().startsLate() || p.count() * p.dtype().sizeBytes() > LATE_START_BYTES) {
+                call.start();
+            }
             if (log.isTrace(io.jccl.diag.DebugLog.Subsys.COLL)) {
                 log.trace(io.jccl.diag.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
                         + "algorithm {}", transport.rank(), p.op().label(), seq, communicatorId, p.dtype().torchName(),
@@ -243,18 +263,18 @@ final class OrderedExecution {
                     spareCall = call;
                 }
             } catch (RuntimeException e) {
-                call.start();
+                startFailed(call, e);
                 RuntimeException end = failures.ended(p.op(), seq, e);
                 trace.record(call, currentStartMicros, call.startNanos(), end);
-                recorder.failed(currentRecord, end.getMessage());
+                recorder.failed(record(), end.getMessage());
                 commit(event, p, seq, call, true);
                 throw failures.fail(end);
             } catch (Error e) { // out of memory, a failed assertion: the communicator fails and the peers hear it
                 RuntimeException end = new io.jccl.JcclException(transport.rank(), p.op(), seq, "rank "
                         + transport.rank() + " failed in its " + p.op().label() + " #" + seq + ": " + e, e);
-                call.start();
+                startFailed(call, e);
                 trace.record(call, currentStartMicros, call.startNanos(), end);
-                recorder.failed(currentRecord, end.getMessage());
+                recorder.failed(record(), end.getMessage());
                 commit(event, p, seq, call, true);
                 failures.fail(end);
                 throw e;

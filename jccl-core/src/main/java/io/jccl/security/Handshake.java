@@ -53,10 +53,6 @@ public final class Handshake {
             throw new RefusedException("server speaks handshake version " + c.get(VERSION_OFFSET) + ", this client "
                     + VERSION + " (another jccl version?)");
         }
-        if (c.get(STATUS_OFFSET) == STATUS_WRONG_WORLD) {
-            throw new RefusedException("its world has " + c.getInt(WORLD_SIZE_OFFSET) + " ranks, this rank's "
-                    + worldSize + " (the ranks were started with different world sizes)");
-        }
         if (c.get(STATUS_OFFSET) != STATUS_OK) {
             throw new RefusedException("server refused the connection: " + (c.get(PURPOSE_OFFSET) != purpose
                     ? "this port serves the " + purposeName(c.get(PURPOSE_OFFSET)) + ", the client connected to a "
@@ -76,6 +72,12 @@ public final class Handshake {
         out.flush();
         byte[] accept = new byte[ACCEPT_LENGTH];
         readFully(in, accept, "accept");
+        if (ByteBuffer.wrap(accept).getInt() == WRONG_WORLD_MAGIC) {
+            byte[] world = new byte[4];
+            readFully(in, world, "the server's world size");
+            throw new RefusedException("rank " + serverRank + " is one of " + ByteBuffer.wrap(world).getInt()
+                    + " ranks, this rank one of " + worldSize + " (the ranks were started with different world sizes)");
+        }
         checkMagic(ByteBuffer.wrap(accept).getInt(), ACCEPT_MAGIC, "accept");
         return serverRank;
     }
@@ -87,9 +89,10 @@ public final class Handshake {
     }
 
     /**
-     * Server side of a rank of a world of {@code serverWorld} ranks: refuses a client of another world size at its
-     * hello (a refusing CHALLENGE of status {@link HandshakeDescriptor#STATUS_WRONG_WORLD}, so that the client names
-     * both sizes), then checks the client's proof; returns who it is. {@code serverWorld} -1: no world to check.
+     * Server side of a rank of a world of {@code serverWorld} ranks: checks the client's proof and then its world
+     * size, refusing a client of another size with {@link HandshakeDescriptor#WRONG_WORLD_MAGIC} and this size (so
+     * that the client, proven to be of this job, names both); returns who it is. {@code serverWorld} -1: no world
+     * to check.
      */
     public static Client server(InputStream in, OutputStream out, JobSecret secret, byte purpose, int serverRank,
                                 int serverWorld) throws IOException {
@@ -105,15 +108,6 @@ public final class Handshake {
         }
         int clientRank = h.getInt(RANK_OFFSET);
         int worldSize = h.getInt(WORLD_SIZE_OFFSET);
-        if (serverWorld >= 0 && worldSize != serverWorld) {
-            ByteBuffer c = ByteBuffer.allocate(CHALLENGE_LENGTH);
-            c.putInt(MAGIC_OFFSET, MAGIC).put(VERSION_OFFSET, VERSION).put(PURPOSE_OFFSET, purpose)
-                    .put(STATUS_OFFSET, STATUS_WRONG_WORLD).putInt(RANK_OFFSET, serverRank)
-                    .putInt(WORLD_SIZE_OFFSET, serverWorld);
-            send(out, c);
-            throw new RefusedException("client claiming rank " + clientRank + " of a world of " + worldSize
-                    + " ranks, this is " + serverWorld);
-        }
         byte[] clientNonce = new byte[NONCE_LENGTH];
         h.get(NONCE_OFFSET, clientNonce);
         byte[] serverNonce = JobSecret.nonce();
@@ -131,6 +125,11 @@ public final class Handshake {
         if (!JobSecret.matches(secret.proof("jccl-client", p, clientNonce, serverNonce, intBytes(clientRank),
                 intBytes(serverRank)), proof)) {
             throw new RefusedException("client claiming rank " + clientRank + " failed to prove the job secret");
+        }
+        if (serverWorld >= 0 && worldSize != serverWorld) {
+            send(out, ByteBuffer.allocate(8).putInt(WRONG_WORLD_MAGIC).putInt(serverWorld));
+            throw new RefusedException("client of rank " + clientRank + " of " + worldSize + " ranks, this rank one of "
+                    + serverWorld);
         }
         out.write(ByteBuffer.allocate(ACCEPT_LENGTH).putInt(ACCEPT_MAGIC).array());
         out.flush();

@@ -29,7 +29,7 @@ package io.jccl.security;
  * +---------------+---------------+---------------+---------------+
  * |                          server rank                          |  8
  * +---------------------------------------------------------------+
- * |         reserved (status 2: the server's world size)          | 12
+ * |                           reserved                            | 12
  * +---------------------------------------------------------------+
  * |                   server nonce (16 bytes)                     | 16
  * +---------------------------------------------------------------+
@@ -41,14 +41,15 @@ package io.jccl.security;
  * PROOF, client to server (32 bytes): HMAC-SHA256(secret, "jccl-client", purpose, client nonce, server nonce,
  * client rank, server rank)
  *
- * ACCEPT, server to client (4 bytes): 0x4A434F4B "JCOK"
+ * ACCEPT, server to client (4 bytes): 0x4A434F4B "JCOK"; or, to a client whose world size differs from the
+ * server's, WRONG WORLD (8 bytes): 0x4A435753 "JCWS", then the server's world size
  * </pre>
  *
  * <p>A server that will not take a hello of another version or purpose answers with a CHALLENGE whose status is
  * {@link #STATUS_REFUSED}, carrying its own version and purpose and no nonce or proof, and closes the connection;
- * the client names both sides' versions or purposes ({@link #purposeName}). A rank that will not take a client of
- * another world size answers likewise with status {@link #STATUS_WRONG_WORLD}, its rank and its world size (at
- * offset 12), so that the client names both sizes. A client of a server that knows neither status names the status.
+ * the client names both sides' versions or purposes ({@link #purposeName}). A rank of the transport answers a
+ * client of another world size, once both have proven the secret, with WRONG WORLD instead of ACCEPT, so that the
+ * client names both sizes (an older client reports a bad accept magic).
  *
  * <p>Invariant: each side proves knowledge of the job secret over both fresh nonces before the other sends
  * anything else; a proof that does not match closes the connection, and a replayed proof never matches.
@@ -56,6 +57,8 @@ package io.jccl.security;
 public final class HandshakeDescriptor {
     public static final int MAGIC = 0x4A434853;
     public static final int ACCEPT_MAGIC = 0x4A434F4B;
+    /** Instead of {@link #ACCEPT_MAGIC}: the client's world size is not the server's, which follows (4 bytes). */
+    public static final int WRONG_WORLD_MAGIC = 0x4A435753;
     public static final byte VERSION = 1;
     public static final byte PURPOSE_STORE = 0;
     public static final byte PURPOSE_TRANSPORT = 1;
@@ -66,8 +69,6 @@ public final class HandshakeDescriptor {
     }
     public static final byte STATUS_OK = 0;
     public static final byte STATUS_REFUSED = 1;
-    /** Refused: the client's world size is not the server's (the CHALLENGE carries the server's at offset 12). */
-    public static final byte STATUS_WRONG_WORLD = 2;
 
     public static final int HELLO_LENGTH = 32;
     public static final int CHALLENGE_LENGTH = 64;

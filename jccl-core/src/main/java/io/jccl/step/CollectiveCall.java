@@ -154,9 +154,11 @@ public final class CollectiveCall {
      * Has this call start late: it reads the clock (its start, from which its deadline counts) and tells
      * {@code onStart} only when it first needs to, so that a shared-memory call does that book-keeping after it has
      * published its arrival, while the peers' arrivals cross the cores, rather than before: when it first waits,
-     * sends or posts a receive, right after it publishes an arrival in the arena, or when its pipeline calls
-     * {@link #start} once the algorithm has run (a call that never had to). Until then {@link #startNanos} and
-     * {@link #lastClock} are not this call's.
+     * sends, posts a receive or makes a subgroup, right after it publishes an arrival in the arena, or when its
+     * pipeline calls {@link #start} once the algorithm has run (a call that never had to). Until then
+     * {@link #startNanos} and {@link #lastClock} are not this call's. It must start on its own thread: the pipeline
+     * has only small shared-memory calls start late, which make no second thread ({@code
+     * CollectiveAlgorithm.startsLate}).
      */
     public void startLate(CallStart onStart) {
         this.onStart = onStart;
@@ -224,6 +226,7 @@ public final class CollectiveCall {
      * (the ranks of one host; one rank of every host). A subgroup has no shared arena.
      */
     public CollectiveCall subgroup(int[] members, int stepBase) {
+        start(); // the subgroup takes this call's deadline and flight-recorder entry
         int me = indexIn(members);
         reusable = false;
         return new CollectiveCall(this, members, me, stepBase, false, null);
@@ -236,6 +239,7 @@ public final class CollectiveCall {
      * between threads). Once its thread has finished, {@link #absorb} adds its traffic to this call's.
      */
     public CollectiveCall detachedSubgroup(int[] members, int stepBase) {
+        start(); // the subgroup takes this call's deadline and flight-recorder entry
         int me = indexIn(members);
         reusable = false;
         return new CollectiveCall(this, members, me, stepBase, true, null);
@@ -256,6 +260,7 @@ public final class CollectiveCall {
      * communicator's ranks.
      */
     public CollectiveCall hostSubgroup(int[] local, int stepBase) {
+        start(); // the subgroup takes this call's deadline and flight-recorder entry
         io.jccl.transport.SharedArena a = hostArena();
         int[] hosts = transport.hostOf();
         int on = 0;
@@ -533,6 +538,7 @@ public final class CollectiveCall {
      * piece is reduced, instead of a copy of it into {@code dst} beforehand.
      */
     public Receive postRecv(int peer, Buf dst, ReduceOp op, Buf base) {
+        start();
         Receive r = new Receive(peer, step, phase, dst, op, base);
         reusable = false;
         tally.reusable = false;
@@ -660,6 +666,7 @@ public final class CollectiveCall {
         int peer = r.peer;
         long sliceNanos = FIRST_SLICE_NANOS;
         lastWaitedFor = w(peer);
+        start(); // before the flight recorder learns where it waits
         if (recorder != null) {
             recorder.waiting(recordId, w(peer), r.expectedStep);
         }

@@ -117,6 +117,12 @@ class HierarchicalAllReduceTest {
     /** As {@link #run(int[], boolean, Function)}; each host's ranks share an arena when {@code hostArenas}. */
     private static <T> List<T> run(int[] hostOf, boolean linkBound, boolean hostArenas,
                                    Function<Communicator, T> body) throws Exception {
+        return run(hostOf, linkBound, hostArenas, null, body);
+    }
+
+    /** As {@link #run(int[], boolean, boolean, Function)}, every call timing out after {@code timeout} unless null. */
+    private static <T> List<T> run(int[] hostOf, boolean linkBound, boolean hostArenas, java.time.Duration timeout,
+                                   Function<Communicator, T> body) throws Exception {
         QueueMesh mesh = QueueMesh.create(hostOf.length);
         int hosts = Arrays.stream(hostOf).max().getAsInt() + 1;
         QueueMesh[] onHost = new QueueMesh[hosts];
@@ -128,6 +134,9 @@ class HierarchicalAllReduceTest {
         List<CompletableFuture<T>> futures = new ArrayList<>();
         CommunicatorConfig config = CommunicatorConfig.fromEnvironment()
                 .withTuneParameters(linkBound ? LINK_BOUND : "");
+        if (timeout != null) {
+            config = config.withTimeout(timeout);
+        }
         for (int r = 0; r < hostOf.length; r++) {
             int h = hostOf[r];
             int local = (int) Arrays.stream(hostOf, 0, r).filter(x -> x == h).count();
@@ -155,6 +164,38 @@ class HierarchicalAllReduceTest {
             x[i] = rnd.nextGaussian() * Math.pow(10, rnd.nextInt(12) - 6);
         }
         return x;
+    }
+
+    /**
+     * A rank that never calls is named by every rank that timed out, whichever phase each waits in: the rank of its
+     * host waits within the host (in a subgroup of the call) and must answer the others' question of how far it got.
+     * A subgroup made before the call had started took no flight-recorder entry, answered nobody, and was named
+     * instead of the rank that never came.
+     */
+    @Test
+    void aRankThatNeverCallsIsNamedAcrossTheHosts() throws Exception {
+        int[] hostOf = {0, 0, 1, 1};
+        java.time.Duration timeout = java.time.Duration.ofMillis(1500);
+        List<String> out = run(hostOf, false, true, timeout, c -> {
+            double[] x = input(c.rank(), 1 << 20, 7);
+            c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER); // #0: every rank
+            if (c.rank() == 3) {
+                try {
+                    Thread.sleep(timeout.toMillis() * 3);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return null;
+            }
+            io.jccl.JcclException e = org.junit.jupiter.api.Assertions.assertThrows(io.jccl.JcclException.class,
+                    () -> c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER)); // #1: rank 3 never comes
+            return e.getMessage();
+        });
+        for (int r = 0; r < 3; r++) {
+            String m = out.get(r);
+            org.junit.jupiter.api.Assertions.assertTrue(m != null && m.contains("rank 3 never entered allReduce #1"),
+                    "rank " + r + ": " + m);
+        }
     }
 
     @ParameterizedTest(name = "hosts {0}")

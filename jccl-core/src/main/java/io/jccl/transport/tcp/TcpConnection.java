@@ -313,10 +313,15 @@ final class TcpConnection {
             }
         } catch (RuntimeException | Error e) {
             // a defect, or no memory for a frame that came before its receive: never leave a receive from this peer
-            // waiting for its deadline (and the peer's writes stalled, blaming this rank for not reading)
-            LOG.error("rank {}: the reader of the connection from rank {} failed", rank, peer, e);
+            // waiting for its deadline (and the peer's writes stalled, blaming this rank for not reading); the
+            // receives fail first, then the log, which may fail again for want of memory
             TcpConnector.closeQuietly(channel);
             lose("the reader of the connection from rank " + peer + " failed: " + e);
+            try {
+                LOG.error("rank {}: the reader of the connection from rank {} failed", rank, peer, e);
+            } catch (RuntimeException | Error ignored) {
+                // the receives know why
+            }
         }
     }
 

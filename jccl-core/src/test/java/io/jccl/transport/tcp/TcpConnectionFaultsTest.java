@@ -150,7 +150,7 @@ class TcpConnectionFaultsTest {
                 () -> TcpTransport.connect(1, 3, store, options));
         long tookMs = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(e.getMessage().contains("rank 1: rank 0 at 127.0.0.1:") && e.getMessage().contains(
-                "refused the connection: its world has 2 ranks, this rank's 3"), e.getMessage());
+                "refused the connection: rank 0 is one of 2 ranks, this rank one of 3"), e.getMessage());
         assertTrue(tookMs < 3_000, "took " + tookMs + " ms");
         java.util.concurrent.ExecutionException waited = org.junit.jupiter.api.Assertions.assertThrows(
                 java.util.concurrent.ExecutionException.class, zero::get);
