@@ -910,7 +910,9 @@ public final class CollectiveCall {
 
     /**
      * Waits until every rank's arena counter {@code which} reaches {@code value}, until the call's deadline. While
-     * it waits it looks, at growing intervals, for aborts and for peers in a different call (as {@link #await}).
+     * it waits it looks, at growing intervals, for aborts and for peers in a different call (as {@link #await}). An
+     * interrupt of the thread ends the wait with a {@link io.jccl.JcclException} saying so (its status kept set, as
+     * {@link #await} keeps it).
      */
     public void awaitArena(io.jccl.transport.SharedArena a, int which, long value) {
         awaitArena(a, -1, which, value);
@@ -946,6 +948,11 @@ public final class CollectiveCall {
             // arena): cleared before looking, so that one made meanwhile is either found now or ends the next wait
             a.clearInterrupt();
             throwPendingAbort(a, only, which, value);
+            if (Thread.currentThread().isInterrupted()) { // the arena's wait returned for it; the status stays set
+                throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self() + ": "
+                        + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
+                        + w(behind) + " at " + describeStep() + " (in the shared arena)", null);
+            }
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);
             }

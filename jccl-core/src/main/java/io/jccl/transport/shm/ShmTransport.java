@@ -225,19 +225,17 @@ public final class ShmTransport extends AbstractTransport {
     @Override
     public boolean send(int dst, FrameHeader header, Buf payload, long deadlineNanos) {
         ReentrantLock lock = sendLocks[dst];
-        // another thread's send to dst may wait for room itself: this one waits for its turn only until its deadline
-        boolean interrupted = Thread.interrupted(); // a wait that an interrupt would end at once, kept for the caller
-        try {
-            if (!lock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()),
-                    java.util.concurrent.TimeUnit.NANOSECONDS)) {
-                return false;
-            }
-        } catch (InterruptedException e) {
-            interrupted = true;
-            return false;
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+        // another thread's send to dst may wait for room itself: this one waits for its turn only until its deadline,
+        // or until its thread is interrupted (a send that need not wait goes out whatever its thread's status)
+        if (!lock.tryLock()) {
+            try {
+                if (!lock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()),
+                        java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                    return false;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // kept for the caller
+                throw interruptedSending(dst, "for another thread's send to it", e);
             }
         }
         try {
@@ -272,6 +270,9 @@ public final class ShmTransport extends AbstractTransport {
                     return false;
                 }
                 ensureOpen(); // closed by another thread while this one waits for room
+                if (Thread.currentThread().isInterrupted()) { // a park would return at once: a busy loop
+                    throw interruptedSending(dst, "for room in its ring", null);
+                }
                 if (idle == null) {
                     idle = new WaitStrategy(maxSpins);
                 }
@@ -296,6 +297,12 @@ public final class ShmTransport extends AbstractTransport {
             }
         }
         return true;
+    }
+
+    /** A send to {@code dst} that waited ({@code forWhat}) ended by an interrupt of its thread, whose status stays set. */
+    private JcclException interruptedSending(int dst, String forWhat, InterruptedException cause) {
+        return new JcclException(watch.name(rank) + ": interrupted while sending to " + watch.name(dst) + " (waiting "
+                + forWhat + ")", cause);
     }
 
     /**
@@ -325,8 +332,12 @@ public final class ShmTransport extends AbstractTransport {
         }
     }
 
+    /**
+     * {@inheritDoc} An interrupt of the waiting thread ends the wait with {@link InterruptedException} (a park would
+     * return at once while its status is set, and the wait would spin until the deadline).
+     */
     @Override
-    public Frame receive(int src, int stream, long deadlineNanos) {
+    public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
         WaitStrategy idle = receiveWaits.get();
         while (true) {
             Frame f = inbox.poll(src, stream);
@@ -343,6 +354,9 @@ public final class ShmTransport extends AbstractTransport {
                 return null; // the caller's wait goes on with the next slice: keep its strategy's state
             }
             watch.check(src, "waiting for");
+            if (Thread.interrupted()) {
+                throw new InterruptedException(watch.name(rank) + ": interrupted while waiting for " + watch.name(src));
+            }
             idle.idle();
         }
     }
