@@ -95,6 +95,11 @@ public final class ShmTransport extends AbstractTransport {
         this.sendLocks = new ReentrantLock[size];
         this.watch = new PeerWatch(rank, size, inbox);
         this.drain = new ShmDrain(rank, size, inbox, pool, watch);
+        watch.drainBeforeDeclaringDead(() -> {
+            if (!closed) {
+                drain.drainAll();
+            }
+        });
         this.oversubscribedSpins = oversubscribedSpins;
         this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
@@ -324,6 +329,11 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     // ------------------------------------------------------------------ receive
+
+    /** The lock a thread draining this rank's rings holds (tests). */
+    ReentrantLock drainLock() {
+        return drain.lock();
+    }
 
     /** Moves every complete fragment waiting in this rank's rings into the inbox. */
     private void progress() {
