@@ -61,7 +61,7 @@ final class PeerWatch {
             locks[peer] = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
                     java.nio.file.StandardOpenOption.WRITE);
         } catch (IOException | RuntimeException e) {
-            LOG.debug("rank {}: cannot open {} to watch its owner's lock; its pid alone tells: {}", rank, file,
+            LOG.debug("{}: cannot open {} to watch its owner's lock; its pid alone tells: {}", name(rank), file,
                     e.toString());
         }
     }

@@ -105,9 +105,9 @@ final class ShmDrain {
             try {
                 ring.read(handlers[src]);
             } catch (FrameFormatException e) {
-                LOG.error("rank {}: corrupt ring from rank {}: {}", rank, src, e.getMessage());
+                LOG.error("{}: corrupt ring from {}: {}", watch.name(rank), watch.name(src), e.getMessage());
                 rings[src] = null; // nothing after an impossible record can be trusted
-                inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from rank " + src
+                inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from " + watch.name(src)
                         + ": " + e.getMessage()));
             }
         }
@@ -143,9 +143,9 @@ final class ShmDrain {
                 r.array = null;
             }
         } catch (FrameFormatException | IllegalArgumentException e) {
-            LOG.error("rank {}: corrupt frame in the ring from rank {}: {}", rank, src, e.getMessage());
-            inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from rank " + src + ": "
-                    + e.getMessage()));
+            LOG.error("{}: corrupt frame in the ring from {}: {}", watch.name(rank), watch.name(src), e.getMessage());
+            inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from " + watch.name(src)
+                    + ": " + e.getMessage()));
         }
     }
 }

@@ -141,6 +141,22 @@ public final class ShmTransport extends AbstractTransport {
     /** As above, waits spinning {@code oversubscribedSpins} times when ranks outnumber cores. */
     public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
                                        int registeredBytes, int oversubscribedSpins, Duration timeout) {
+        return connect(rank, size, store, dir, ringBytes, arenaBytes, registeredBytes, oversubscribedSpins, timeout,
+                null);
+    }
+
+    /**
+     * As above, for the ranks of one host of a larger job: rank {@code r} here is {@code worldRanks[r]} in the job,
+     * and every message of this transport names it so, from its first (see {@link #nameRanks}); null: as above.
+     */
+    public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
+                                       int registeredBytes, int oversubscribedSpins, Duration timeout,
+                                       int[] worldRanks) {
+        if (worldRanks != null && worldRanks.length != size) {
+            throw new IllegalArgumentException("rank " + rank + ": " + worldRanks.length + " world ranks for the "
+                    + size + " ranks of a shared-memory transport");
+        }
+        java.util.function.IntUnaryOperator w = r -> worldRanks == null ? r : worldRanks[r]; // messages only
         checkCapacity(ringBytes);
         checkArenaBytes(arenaBytes);
         checkRegisteredBytes(registeredBytes);
@@ -152,14 +168,18 @@ public final class ShmTransport extends AbstractTransport {
         Path file = dir.resolve("jccl-" + job + "-" + rank + ".shm");
         long length = segmentLength(size, ringBytes, arenaBytes, registeredBytes);
         if (length > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("rank " + rank + ": a segment of " + length + " bytes is over 2 GiB; "
+            throw new IllegalArgumentException("rank " + w.applyAsInt(rank) + ": a segment of " + length
+                    + " bytes is over 2 GiB; "
                     + "use smaller rings (" + RING_ENV + "), exchange buffers (" + ARENA_ENV + ") or registered "
                     + "region (" + REGISTERED_ENV + ")");
         }
-        MappedByteBuffer own = ShmSegment.create(rank, file, length);
+        MappedByteBuffer own = ShmSegment.create(w.applyAsInt(rank), file, length);
         ShmTransport t = new ShmTransport(rank, size, file, oversubscribedSpins);
+        if (worldRanks != null) {
+            t.nameRanks(worldRanks);
+        }
         try {
-            t.ownerLock = ShmSegment.lockOwner(rank, file); // before its pid is published: peers watch the lock
+            t.ownerLock = ShmSegment.lockOwner(w.applyAsInt(rank), file); // before its pid is published: peers watch it
             long pid = ProcessHandle.current().pid();
             ShmSegment.writeHeader(own, rank, size, ringBytes, arenaBytes, registeredBytes, pid,
                     Long.parseUnsignedLong(job, 16));
@@ -178,14 +198,14 @@ public final class ShmTransport extends AbstractTransport {
                 }
                 Path peerFile = Path.of(store.getString("shm/segment/" + dst, timeout));
                 t.watch.watch(dst, Long.parseLong(store.getString("shm/pid/" + dst, timeout)), peerFile);
-                segments[dst] = ShmSegment.openPeer(rank, dst, peerFile, size, ringBytes, arenaBytes,
-                        registeredBytes);
+                segments[dst] = ShmSegment.openPeer(w.applyAsInt(rank), w.applyAsInt(dst), peerFile, size, ringBytes,
+                        arenaBytes, registeredBytes);
                 t.outbound[dst] = ShmRing.producer(segments[dst], ringOffset(rank, ringBytes), ringBytes);
             }
             int cores = ShmSegment.cores(segments);
             t.maxSpins = WaitStrategy.spinsFor(size, cores, oversubscribedSpins);
-            LOG.debug("rank {}: {} ranks on this host, {} cores for them, waits spin {} times", rank, size, cores,
-                    t.maxSpins);
+            LOG.debug("{}: {} ranks on this host, {} cores for them, waits spin {} times", t.watch.name(rank), size,
+                    cores, t.maxSpins);
             t.arena = new ShmArena(t, segments, ringBytes, arenaBytes, registeredBytes, t.maxSpins, size > cores);
             return t;
         } catch (RuntimeException e) {
@@ -204,7 +224,12 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     JcclException closedException() {
-        return new JcclException("rank " + rank + ": the shared-memory transport is closed", null);
+        return new JcclException(watch.name(rank) + ": the shared-memory transport is closed", null);
+    }
+
+    /** {@code "rank N"}: rank {@code r} as the messages name it, in the job's numbering ({@link #nameRanks}). */
+    String rankName(int r) {
+        return watch.name(r);
     }
 
     private void ensureOpen() {
@@ -304,7 +329,7 @@ public final class ShmTransport extends AbstractTransport {
         return true;
     }
 
-    /** A send to {@code dst} that waited ({@code forWhat}) ended by an interrupt of its thread, whose status stays set. */
+    /** A send to {@code dst} that waited ({@code forWhat}), ended by an interrupt of its thread (its status kept). */
     private JcclException interruptedSending(int dst, String forWhat, InterruptedException cause) {
         return new JcclException(watch.name(rank) + ": interrupted while sending to " + watch.name(dst) + " (waiting "
                 + forWhat + ")", cause);
@@ -374,6 +399,8 @@ public final class ShmTransport extends AbstractTransport {
     /**
      * Has this transport's messages name its rank {@code p} as {@code worldRanks[p]}: where it connects the ranks
      * of one host of a larger job, the ranks the program knows (its exceptions' rank fields stay this transport's).
+     * The messages of its connection come before: {@link #connect(int, int, Store, Path, int, int, int, int,
+     * Duration, int[])} names them from the start.
      */
     public void nameRanks(int[] worldRanks) {
         watch.names(worldRanks);
@@ -425,8 +452,8 @@ public final class ShmTransport extends AbstractTransport {
             try {
                 Buf reason = new Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount());
                 if (!writeFrame(peer, abort.header(), reason, false, 0, false)) {
-                    LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
-                            rank, peer);
+                    LOG.debug("{}: the ring to {} is full; it will learn of the abort another way",
+                            watch.name(rank), watch.name(peer));
                 }
             } finally {
                 lock.unlock();
@@ -466,7 +493,7 @@ public final class ShmTransport extends AbstractTransport {
                         pending.clear(peer);
                     }
                 } catch (RuntimeException e) {
-                    LOG.debug("rank {}: cannot say goodbye to rank {}: {}", rank, peer, e.toString());
+                    LOG.debug("{}: cannot say goodbye to {}: {}", watch.name(rank), watch.name(peer), e.toString());
                     pending.clear(peer);
                 } finally {
                     sendLocks[peer].unlock();
@@ -478,8 +505,9 @@ public final class ShmTransport extends AbstractTransport {
             java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
         }
         if (!pending.isEmpty()) {
-            LOG.warn("rank {}: the rings to ranks {} stayed full for {} ms: they learn of this rank's departure "
-                    + "from its process's exit, or at their deadline", rank, pending, GOODBYE_WAIT_NANOS / 1_000_000);
+            LOG.warn("{}: the rings to {} stayed full for {} ms: they learn of this rank's departure from its "
+                    + "process's exit, or at their deadline", watch.name(rank), pending.stream().mapToObj(watch::name)
+                    .collect(java.util.stream.Collectors.joining(", ")), GOODBYE_WAIT_NANOS / 1_000_000);
         }
         ShmSegment.delete(file);
         watch.close();
