@@ -36,10 +36,13 @@ import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
  * <p>No background threads: a rank makes progress (drains every ring into its inbox) whenever it waits, whether
  * to receive or for space to send, so two ranks sending to each other through full rings cannot deadlock.
  * Waiting spins only while the ranks on this host do not outnumber its cores, then yields, then parks for up to
- * 1 ms at a time, so a rank that waits long for a late peer uses little CPU. A peer whose process has died (or is
- * a zombie) is noticed within about 100 ms (its pid is checked while waiting, {@code PeerWatch}) and named in the
- * error. Segments are removed on close and by a shutdown hook (SIGTERM), and segments of dead jobs in the same
- * directory are removed at start.
+ * 1 ms at a time, so a rank that waits long for a late peer uses little CPU; an interrupt of the waiting thread ends
+ * the wait. A peer whose process has died is noticed within about 100 ms and named in the error: while waiting, a
+ * rank checks the owner's lock of each peer's segment, which the kernel drops when the owner's process ends however
+ * it ends (whatever pid namespace it runs in), and the peer's pid only where that lock cannot tell (a file system
+ * that takes no locks; a zombie counts as dead); a peer whose goodbye is in its ring left cleanly ({@code PeerWatch}).
+ * Segments are removed on close and by a shutdown hook (SIGTERM), and segments of dead jobs in the same directory are
+ * removed at start.
  *
  * <p>Memory safety: segments are mapped with {@link java.nio.channels.FileChannel#map} and never unmapped
  * explicitly (the garbage collector releases a mapping once unreachable), and every access goes through a
