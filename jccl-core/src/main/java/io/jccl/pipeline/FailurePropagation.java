@@ -10,6 +10,7 @@ import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Streams;
+import io.jccl.transport.SubTransport;
 import io.jccl.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -88,7 +89,9 @@ final class FailurePropagation {
             LOG.debug("rank {} aborting peers: {}", rank(), e.getMessage());
             if (e instanceof PeerAbortedException) {
                 PeerAbortedException p = (PeerAbortedException) e;
-                notifyPeers(p.originRank(), p.reason());
+                // a process outside this sub-group is passed on as such, not as the member that has its number
+                notifyPeers(p.outsideOrigin() >= 0 && transport instanceof SubTransport
+                        ? ((SubTransport) transport).outsiderSource(p.outsideOrigin()) : p.originRank(), p.reason());
             } else {
                 notifyPeers(rank(), e.getMessage());
             }
@@ -104,7 +107,9 @@ final class FailurePropagation {
             for (int i = 0; i < peers.length; i++) {
                 peers[i] = i;
             }
-            int source = origin >= 0 && origin < transport.size() ? origin : rank();
+            boolean outsider = transport instanceof SubTransport
+                    && ((SubTransport) transport).outsiderWorldRank(origin) >= 0;
+            int source = origin >= 0 && (origin < transport.size() || outsider) ? origin : rank();
             transport.abortPeers(peers, sig.header(FrameDescriptor.TYPE_ABORT, source, 0, 0,
                     Streams.collective(communicatorId)), reason);
         } catch (RuntimeException notified) {

@@ -85,10 +85,10 @@ public final class Rendezvous {
             // between hosts by them, so hosts configured differently (JCCL_SHM_ARENA_BYTES) would send pieces of
             // other sizes and fail every call
             int arenaBytes = Integer.parseInt(store.getString("shm/arena-bytes", timeout));
+            // its messages name the job's ranks, not the host group's, those of its connection too
             ShmTransport local = ShmTransport.connect(localRank, group.length,
                     new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
-                    arenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
-            local.nameRanks(group); // its messages name the job's ranks, not the host group's
+                    arenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout, group);
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
             return new HybridTransport(rank, world, group, local, remote, hosts);
         } catch (RuntimeException e) {

@@ -14,6 +14,7 @@ import io.jccl.transport.Frame;
 import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.PostedReceive;
+import io.jccl.transport.SubTransport;
 import io.jccl.transport.Transport;
 
 import java.nio.charset.StandardCharsets;
@@ -446,7 +447,7 @@ public final class CollectiveCall {
         try {
             sent = transport.send(w(peer), h, data, deadline());
         } catch (io.jccl.transport.PeerLostException e) {
-            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), e.peer(), e.getMessage());
+            throw aborted(e.peer(), e.getMessage());
         }
         if (!sent) { // a bounded buffer towards the peer stayed full: the peer has not received, to the deadline
             throw timedOut(w(peer), step, "sending " + data.byteSize() + " bytes to rank " + w(peer)
@@ -637,8 +638,7 @@ public final class CollectiveCall {
             throwAnyAbort();
         }
         if (h.isAbort()) {
-            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), h.source(),
-                    new String((byte[]) f.payload(), StandardCharsets.UTF_8));
+            throw aborted(h.source(), new String((byte[]) f.payload(), StandardCharsets.UTF_8));
         }
         String[] d = difference(h, r.expectedStep, r.expectedPhase, r.destination().count());
         if (d != null) {
@@ -724,8 +724,7 @@ public final class CollectiveCall {
         for (int p = 0; p < transport.size(); p++) {
             Frame abort = p == self() ? null : transport.pendingAbort(p, stream);
             if (abort != null && !abort.isDeparture()) {
-                throw new PeerAbortedException(self(), signature.op(), signature.sequence(), abort.header().source(),
-                        new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
+                throw aborted(abort.header().source(), new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
             }
         }
     }
@@ -917,7 +916,9 @@ public final class CollectiveCall {
 
     /**
      * Waits until every rank's arena counter {@code which} reaches {@code value}, until the call's deadline. While
-     * it waits it looks, at growing intervals, for aborts and for peers in a different call (as {@link #await}).
+     * it waits it looks, at growing intervals, for aborts and for peers in a different call (as {@link #await}). An
+     * interrupt of the thread ends the wait with a {@link io.jccl.JcclException} saying so (its status kept set, as
+     * {@link #await} keeps it).
      */
     public void awaitArena(io.jccl.transport.SharedArena a, int which, long value) {
         awaitArena(a, -1, which, value);
@@ -953,6 +954,11 @@ public final class CollectiveCall {
             // arena): cleared before looking, so that one made meanwhile is either found now or ends the next wait
             a.clearInterrupt();
             throwPendingAbort(a, only, which, value);
+            if (Thread.currentThread().isInterrupted()) { // the arena's wait returned for it; the status stays set
+                throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self() + ": "
+                        + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
+                        + w(behind) + " at " + describeStep() + " (in the shared arena)", null);
+            }
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);
             }
@@ -985,9 +991,18 @@ public final class CollectiveCall {
             if (abort.isDeparture() && (in < 0 || a.counter(only < 0 ? in : only, which) >= value)) {
                 continue; // it closed after reaching what this rank waits for: finished, not failed
             }
-            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), abort.header().source(),
-                    new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
+            throw aborted(abort.header().source(), new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
         }
+    }
+
+    /**
+     * The failure of this call on an abort from the transport's {@code source} (its rank, or in a sub-group's
+     * transport a process outside the group, named by its world rank: {@link SubTransport#outsiderWorldRank}).
+     */
+    private PeerAbortedException aborted(int source, String reason) {
+        int outsider = transport instanceof SubTransport ? ((SubTransport) transport).outsiderWorldRank(source) : -1;
+        return outsider >= 0 ? PeerAbortedException.outside(self(), signature.op(), signature.sequence(), outsider,
+                reason) : new PeerAbortedException(self(), signature.op(), signature.sequence(), source, reason);
     }
 
     /** The rank of this call of the transport's rank {@code p}, or -1 when it is not in this call. */

@@ -114,7 +114,11 @@ public abstract class AbstractArena implements SharedArena {
         return await(r, r + 1, which, value, untilNanos);
     }
 
-    /** Waits for the counters of ranks {@code [from, to)}; -1, or the lowest that is not there yet. */
+    /**
+     * Waits for the counters of ranks {@code [from, to)}; -1, or the lowest that is not there yet. Returns early,
+     * as at the deadline, when the calling thread is interrupted (its status stays set, for the caller to see): a
+     * park returns at once while it is, so the wait would otherwise turn into a busy loop until the deadline.
+     */
     private int await(int from, int to, int which, long value, long untilNanos) {
         for (int turn = 0; ; turn++) {
             while (from < to && counter(from, which) >= value) {
@@ -125,7 +129,8 @@ public abstract class AbstractArena implements SharedArena {
                 return -1;
             }
             // the clock (about 20 ns here) on every 8th spin only: a spin's latency is that of noticing the peer
-            if (interrupted || ((turn & 7) == 7 || !idle.spinning()) && System.nanoTime() - untilNanos >= 0) {
+            if (interrupted || ((turn & 7) == 7 || !idle.spinning())
+                    && (System.nanoTime() - untilNanos >= 0 || Thread.currentThread().isInterrupted())) {
                 return from;
             }
             if ((turn & 15) == 15) { // not on every spin: a peer's death is news within ~100 ms anyway

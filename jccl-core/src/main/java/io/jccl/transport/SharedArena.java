@@ -204,7 +204,8 @@ public interface SharedArena {
      * Waits until every rank's counter {@code which} is at least {@code value}, or {@link System#nanoTime()}
      * passes {@code untilNanos}. Returns -1 when every rank got there, else the lowest rank that has not. Throws
      * {@link PeerLostException} when a peer is known to be gone. Waiting spins only while ranks do not outnumber
-     * cores, then yields, then parks (see {@link WaitStrategy}).
+     * cores, then yields, then parks (see {@link WaitStrategy}). Returns early, as at the deadline, when the calling
+     * thread is interrupted; its interrupt status stays set, and the caller must end its wait on it.
      */
     int await(int which, long value, long untilNanos);
 

@@ -6,6 +6,11 @@ import io.jccl.DataType;
  * A sub-group's view of a parent transport: ranks renumbered 0..k-1, frames carried by the parent's links on
  * the sub-communicator's own streams. The parent keeps ownership of the links; closing a sub-transport releases
  * nothing.
+ *
+ * <p>A frame whose source is a process outside the group (an abort it relayed, a peer the parent lost) carries
+ * {@code size() + } its world rank as its source ({@link #outsiderWorldRank}), as {@code HybridTransport} carries a
+ * rank of another host on its local transport: its parent rank would be some member's number here, and every rank
+ * of the group would blame that live member.
  */
 public final class SubTransport implements Transport {
     private final Transport parent;
@@ -74,19 +79,78 @@ public final class SubTransport implements Transport {
         return hosts;
     }
 
+    /**
+     * The world rank of the process that a frame's {@code source} names when it is not in this group (a source of
+     * {@code size()} and up), or -1 when it is a member's rank.
+     */
+    public int outsiderWorldRank(int source) {
+        return source >= members.length ? source - members.length : -1;
+    }
+
+    /** The source that names world rank {@code worldRank}, a process outside this group, in this group's frames. */
+    public int outsiderSource(int worldRank) {
+        return members.length + worldRank;
+    }
+
+    /** The rank of {@code parentRank} at the root of the sub-transports. */
+    private int parentWorldRank(int parentRank) {
+        return parent instanceof SubTransport ? ((SubTransport) parent).worldRank(parentRank) : parentRank;
+    }
+
+    /** The source naming world rank {@code worldRank} here: a member's child rank, else {@link #outsiderSource}. */
+    private int fromWorld(int worldRank) {
+        for (int i = 0; i < members.length; i++) {
+            if (worldRank(i) == worldRank) {
+                return i;
+            }
+        }
+        return outsiderSource(worldRank);
+    }
+
+    /** The source of a parent's frame in this group's numbering: a member's child rank, or an outsider's. */
+    private int toChildSource(int src) {
+        if (src >= 0 && src < childOf.length) {
+            return childOf[src] >= 0 ? childOf[src] : outsiderSource(parentWorldRank(src));
+        }
+        if (parent instanceof SubTransport && src >= childOf.length) { // outside the parent's group too
+            return outsiderSource(((SubTransport) parent).outsiderWorldRank(src));
+        }
+        return src;
+    }
+
+    /** The source of this group's frame in the parent's numbering (see {@link #toChildSource}). */
+    private int toParentSource(int src) {
+        if (src >= 0 && src < members.length) {
+            return members[src];
+        }
+        int world = outsiderWorldRank(src);
+        if (world < 0) {
+            return src;
+        }
+        return parent instanceof SubTransport ? ((SubTransport) parent).fromWorld(world) : world;
+    }
+
     @Override
     public void send(int dst, FrameHeader header, io.jccl.buffer.Buf payload) {
-        parent.send(members[dst], header.withSource(members[header.source()]), payload);
+        try {
+            parent.send(members[dst], header.withSource(toParentSource(header.source())), payload);
+        } catch (PeerLostException e) { // the parent names its peers in its own numbering
+            throw new PeerLostException(toChildSource(e.peer()), e.getMessage(), e);
+        }
     }
 
     @Override
     public boolean send(int dst, FrameHeader header, io.jccl.buffer.Buf payload, long deadlineNanos) {
-        return parent.send(members[dst], header.withSource(members[header.source()]), payload, deadlineNanos);
+        try {
+            return parent.send(members[dst], header.withSource(toParentSource(header.source())), payload,
+                    deadlineNanos);
+        } catch (PeerLostException e) {
+            throw new PeerLostException(toChildSource(e.peer()), e.getMessage(), e);
+        }
     }
 
     private FrameHeader toChild(FrameHeader h) {
-        int src = h.source();
-        return src >= 0 && src < childOf.length && childOf[src] >= 0 ? h.withSource(childOf[src]) : h;
+        return h.withSource(toChildSource(h.source()));
     }
 
     @Override
@@ -129,12 +193,13 @@ public final class SubTransport implements Transport {
         for (int i = 0; i < peers.length; i++) {
             mapped[i] = members[peers[i]];
         }
-        parent.abortPeers(mapped, header.withSource(members[header.source()]), reason);
+        parent.abortPeers(mapped, header.withSource(toParentSource(header.source())), reason);
     }
 
     @Override
     public void interrupt(Frame abort) {
-        parent.interrupt(new Frame(abort.header().withSource(members[abort.header().source()]), abort.payload()));
+        parent.interrupt(new Frame(abort.header().withSource(toParentSource(abort.header().source())),
+                abort.payload()));
     }
 
     @Override

@@ -60,7 +60,10 @@ public final class WaitStrategy {
         }
     }
 
-    /** Waits one turn: a spin, a yield or a park, by how long this wait has lasted. */
+    /**
+     * Waits one turn: a spin, a yield or a park, by how long this wait has lasted. A park returns at once while the
+     * thread's interrupt status is set: a wait must end on an interrupt itself, or it turns into a busy loop.
+     */
     public void idle() {
         if (spins < maxSpins) {
             spins++;

@@ -271,12 +271,12 @@ public final class BarrierRendezvous {
             Transport remote = TcpTransport.connect(rank, world, store, tcp);
             try {
                 // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
-                // send between hosts by them (as in Rendezvous)
+                // send between hosts by them (as in Rendezvous); its messages name the job's ranks, not the host
+                // group's, those of its connection too (as Rendezvous)
                 ShmTransport local = ShmTransport.connect(localRank, group.length,
                         new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
                         hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
-                        tcp.connectTimeout());
-                local.nameRanks(group); // its messages name the job's ranks, not the host group's (as Rendezvous)
+                        tcp.connectTimeout(), group);
                 return new HybridTransport(rank, world, group, local, remote, hostOf);
             } catch (RuntimeException e) {
                 remote.close();

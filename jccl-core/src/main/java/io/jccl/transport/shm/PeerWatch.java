@@ -61,7 +61,7 @@ final class PeerWatch {
             locks[peer] = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
                     java.nio.file.StandardOpenOption.WRITE);
         } catch (IOException | RuntimeException e) {
-            LOG.debug("rank {}: cannot open {} to watch its owner's lock; its pid alone tells: {}", rank, file,
+            LOG.debug("{}: cannot open {} to watch its owner's lock; its pid alone tells: {}", name(rank), file,
                     e.toString());
         }
     }
@@ -97,8 +97,19 @@ final class PeerWatch {
         return held != null ? held : isAlive(pids[p]);
     }
 
+    /**
+     * Drains this rank's rings, waiting for another thread that drains them ({@link ShmDrain#drainAll}); or null.
+     * Run before a peer found gone is declared dead: its goodbye may still wait in its ring.
+     */
+    private volatile Runnable drainAll;
+
+    /** Has {@link #check} run {@code drainAll} (see {@link #drainAll}) before it declares a peer dead. */
+    void drainBeforeDeclaringDead(Runnable drainAll) {
+        this.drainAll = drainAll;
+    }
+
     /** {@code peer} left cleanly (it said goodbye): its process may exit now without that being a failure. */
-    void departed(int peer) {
+    synchronized void departed(int peer) {
         pids[peer] = -1;
     }
 
@@ -142,7 +153,9 @@ final class PeerWatch {
 
     /**
      * Every ~100 ms: a peer whose process is gone is reported to every communicator; returns the lowest such rank
-     * found by this call, or -1.
+     * found by this call, or -1. Before it declares one dead, it drains this rank's rings, waiting for a thread of
+     * this rank that drains them ({@link #drainBeforeDeclaringDead}), and spares a peer whose goodbye was there: a
+     * peer that closed cleanly and exited is not a failure of every communicator of this transport.
      *
      * @throws PeerLostException if {@code doing} is a send and {@code peer}, the destination, is gone
      */
@@ -151,23 +164,40 @@ final class PeerWatch {
         if (now - lastCheck < CHECK_NANOS) {
             return -1;
         }
-        int dead = -1;
         lastCheck = now;
+        java.util.BitSet gone = null;
         for (int p = 0; p < pids.length; p++) {
-            long pid = pids[p];
-            if (p == rank || pid <= 0) {
-                continue;
+            if (p != rank && pids[p] > 0 && !peerAlive(p)) {
+                gone = gone == null ? new java.util.BitSet(pids.length) : gone;
+                gone.set(p);
             }
-            if (!peerAlive(p)) {
-                pids[p] = -1;
-                ShmSegment.delete(files[p]); // its owner cannot remove it any more
-                inbox.peerLost(Frame.peerGone(p, name(p) + " (pid " + pid + ") died: its process is gone "
-                        + "(noticed while " + doing + (peer >= 0 ? " " + name(peer) : "") + ")"));
-                dead = dead < 0 ? p : dead;
-                if (doing.startsWith("sending") && p == peer) {
-                    throw new PeerLostException(p, name(p) + " (pid " + pid + ") died: its process is gone "
-                            + "(noticed while sending to it)", null);
+        }
+        if (gone == null) {
+            return -1;
+        }
+        // a peer that said goodbye and exited is not dead: its goodbye may still wait in its ring, which another
+        // thread of this rank is draining now (its drain() gave up on the lock) or nobody drained since it came
+        Runnable drain = drainAll;
+        if (drain != null) {
+            drain.run();
+        }
+        int dead = -1;
+        for (int p = gone.nextSetBit(0); p >= 0; p = gone.nextSetBit(p + 1)) {
+            long pid;
+            synchronized (this) { // once: another thread's check may have found it too
+                pid = pids[p];
+                if (pid <= 0) {
+                    continue; // it left cleanly after all (its goodbye was in its ring)
                 }
+                pids[p] = -1;
+            }
+            ShmSegment.delete(files[p]); // its owner cannot remove it any more
+            inbox.peerLost(Frame.peerGone(p, name(p) + " (pid " + pid + ") died: its process is gone "
+                    + "(noticed while " + doing + (peer >= 0 ? " " + name(peer) : "") + ")"));
+            dead = dead < 0 ? p : dead;
+            if (doing.startsWith("sending") && p == peer) {
+                throw new PeerLostException(p, name(p) + " (pid " + pid + ") died: its process is gone "
+                        + "(noticed while sending to it)", null);
             }
         }
         return dead;

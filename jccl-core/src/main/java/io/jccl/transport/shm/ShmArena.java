@@ -162,9 +162,9 @@ final class ShmArena extends AbstractArena {
         synchronized (registered) {
             long at = (nextFree + 63) & ~63L;
             if (count < 0 || at + bytes > registeredBytes) {
-                throw new IllegalArgumentException("rank " + rank() + ": the registered region (" + registeredBytes
-                        + " bytes, " + ShmTransport.REGISTERED_ENV + ") has no room for " + bytes + " more bytes ("
-                        + at + " in use)");
+                throw new IllegalArgumentException(transport.rankName(rank()) + ": the registered region ("
+                        + registeredBytes + " bytes, " + ShmTransport.REGISTERED_ENV + ") has no room for " + bytes
+                        + " more bytes (" + at + " in use)");
             }
             nextFree = at + bytes;
             Tensor t = Tensor.of(view(rank(), (int) (registeredBase + at), (int) bytes), dtype);
@@ -221,8 +221,8 @@ final class ShmArena extends AbstractArena {
 
     @Override
     public void expose(Buf b) {
-        throw new IllegalStateException("rank " + rank() + ": processes cannot read each other's heap (canExpose() "
-                + "is false)");
+        throw new IllegalStateException(transport.rankName(rank()) + ": processes cannot read each other's heap "
+                + "(canExpose() is false)");
     }
 
     @Override

@@ -71,22 +71,45 @@ final class ShmDrain {
             return;
         }
         try {
-            for (int src = 0; src < rings.length; src++) {
-                ShmRing ring = rings[src];
-                if (ring == null) {
-                    continue;
-                }
-                try {
-                    ring.read(handlers[src]);
-                } catch (FrameFormatException e) {
-                    LOG.error("rank {}: corrupt ring from rank {}: {}", rank, src, e.getMessage());
-                    rings[src] = null; // nothing after an impossible record can be trusted
-                    inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from rank " + src
-                            + ": " + e.getMessage()));
-                }
-            }
+            drainHeld();
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * As {@link #drain}, waiting for another thread that drains: afterwards, everything that was in the rings when
+     * this was called is in the inbox (a goodbye included: {@link PeerWatch} drains so before it declares a peer dead).
+     */
+    void drainAll() {
+        lock.lock();
+        try {
+            drainHeld();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The lock a draining thread holds (tests: a drain in progress on another thread). */
+    ReentrantLock lock() {
+        return lock;
+    }
+
+    /** The drain, {@link #lock} held. */
+    private void drainHeld() {
+        for (int src = 0; src < rings.length; src++) {
+            ShmRing ring = rings[src];
+            if (ring == null) {
+                continue;
+            }
+            try {
+                ring.read(handlers[src]);
+            } catch (FrameFormatException e) {
+                LOG.error("{}: corrupt ring from {}: {}", watch.name(rank), watch.name(src), e.getMessage());
+                rings[src] = null; // nothing after an impossible record can be trusted
+                inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from " + watch.name(src)
+                        + ": " + e.getMessage()));
+            }
         }
     }
 
@@ -120,9 +143,9 @@ final class ShmDrain {
                 r.array = null;
             }
         } catch (FrameFormatException | IllegalArgumentException e) {
-            LOG.error("rank {}: corrupt frame in the ring from rank {}: {}", rank, src, e.getMessage());
-            inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from rank " + src + ": "
-                    + e.getMessage()));
+            LOG.error("{}: corrupt frame in the ring from {}: {}", watch.name(rank), watch.name(src), e.getMessage());
+            inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from " + watch.name(src)
+                    + ": " + e.getMessage()));
         }
     }
 }

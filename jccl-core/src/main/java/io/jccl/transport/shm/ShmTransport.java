@@ -36,10 +36,13 @@ import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
  * <p>No background threads: a rank makes progress (drains every ring into its inbox) whenever it waits, whether
  * to receive or for space to send, so two ranks sending to each other through full rings cannot deadlock.
  * Waiting spins only while the ranks on this host do not outnumber its cores, then yields, then parks for up to
- * 1 ms at a time, so a rank that waits long for a late peer uses little CPU. A peer whose process has died (or is
- * a zombie) is noticed within about 100 ms (its pid is checked while waiting, {@code PeerWatch}) and named in the
- * error. Segments are removed on close and by a shutdown hook (SIGTERM), and segments of dead jobs in the same
- * directory are removed at start.
+ * 1 ms at a time, so a rank that waits long for a late peer uses little CPU; an interrupt of the waiting thread ends
+ * the wait. A peer whose process has died is noticed within about 100 ms and named in the error: while waiting, a
+ * rank checks the owner's lock of each peer's segment, which the kernel drops when the owner's process ends however
+ * it ends (whatever pid namespace it runs in), and the peer's pid only where that lock cannot tell (a file system
+ * that takes no locks; a zombie counts as dead); a peer whose goodbye is in its ring left cleanly ({@code PeerWatch}).
+ * Segments are removed on close and by a shutdown hook (SIGTERM), and segments of dead jobs in the same directory are
+ * removed at start.
  *
  * <p>Memory safety: segments are mapped with {@link java.nio.channels.FileChannel#map} and never unmapped
  * explicitly (the garbage collector releases a mapping once unreachable), and every access goes through a
@@ -95,6 +98,11 @@ public final class ShmTransport extends AbstractTransport {
         this.sendLocks = new ReentrantLock[size];
         this.watch = new PeerWatch(rank, size, inbox);
         this.drain = new ShmDrain(rank, size, inbox, pool, watch);
+        watch.drainBeforeDeclaringDead(() -> {
+            if (!closed) {
+                drain.drainAll();
+            }
+        });
         this.oversubscribedSpins = oversubscribedSpins;
         this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
@@ -136,6 +144,22 @@ public final class ShmTransport extends AbstractTransport {
     /** As above, waits spinning {@code oversubscribedSpins} times when ranks outnumber cores. */
     public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
                                        int registeredBytes, int oversubscribedSpins, Duration timeout) {
+        return connect(rank, size, store, dir, ringBytes, arenaBytes, registeredBytes, oversubscribedSpins, timeout,
+                null);
+    }
+
+    /**
+     * As above, for the ranks of one host of a larger job: rank {@code r} here is {@code worldRanks[r]} in the job,
+     * and every message of this transport names it so, from its first (see {@link #nameRanks}); null: as above.
+     */
+    public static ShmTransport connect(int rank, int size, Store store, Path dir, int ringBytes, int arenaBytes,
+                                       int registeredBytes, int oversubscribedSpins, Duration timeout,
+                                       int[] worldRanks) {
+        if (worldRanks != null && worldRanks.length != size) {
+            throw new IllegalArgumentException("rank " + rank + ": " + worldRanks.length + " world ranks for the "
+                    + size + " ranks of a shared-memory transport");
+        }
+        java.util.function.IntUnaryOperator w = r -> worldRanks == null ? r : worldRanks[r]; // messages only
         checkCapacity(ringBytes);
         checkArenaBytes(arenaBytes);
         checkRegisteredBytes(registeredBytes);
@@ -147,14 +171,18 @@ public final class ShmTransport extends AbstractTransport {
         Path file = dir.resolve("jccl-" + job + "-" + rank + ".shm");
         long length = segmentLength(size, ringBytes, arenaBytes, registeredBytes);
         if (length > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("rank " + rank + ": a segment of " + length + " bytes is over 2 GiB; "
+            throw new IllegalArgumentException("rank " + w.applyAsInt(rank) + ": a segment of " + length
+                    + " bytes is over 2 GiB; "
                     + "use smaller rings (" + RING_ENV + "), exchange buffers (" + ARENA_ENV + ") or registered "
                     + "region (" + REGISTERED_ENV + ")");
         }
-        MappedByteBuffer own = ShmSegment.create(rank, file, length);
+        MappedByteBuffer own = ShmSegment.create(w.applyAsInt(rank), file, length);
         ShmTransport t = new ShmTransport(rank, size, file, oversubscribedSpins);
+        if (worldRanks != null) {
+            t.nameRanks(worldRanks);
+        }
         try {
-            t.ownerLock = ShmSegment.lockOwner(rank, file); // before its pid is published: peers watch the lock
+            t.ownerLock = ShmSegment.lockOwner(w.applyAsInt(rank), file); // before its pid is published: peers watch it
             long pid = ProcessHandle.current().pid();
             ShmSegment.writeHeader(own, rank, size, ringBytes, arenaBytes, registeredBytes, pid,
                     Long.parseUnsignedLong(job, 16));
@@ -173,14 +201,14 @@ public final class ShmTransport extends AbstractTransport {
                 }
                 Path peerFile = Path.of(store.getString("shm/segment/" + dst, timeout));
                 t.watch.watch(dst, Long.parseLong(store.getString("shm/pid/" + dst, timeout)), peerFile);
-                segments[dst] = ShmSegment.openPeer(rank, dst, peerFile, size, ringBytes, arenaBytes,
-                        registeredBytes);
+                segments[dst] = ShmSegment.openPeer(w.applyAsInt(rank), w.applyAsInt(dst), peerFile, size, ringBytes,
+                        arenaBytes, registeredBytes);
                 t.outbound[dst] = ShmRing.producer(segments[dst], ringOffset(rank, ringBytes), ringBytes);
             }
             int cores = ShmSegment.cores(segments);
             t.maxSpins = WaitStrategy.spinsFor(size, cores, oversubscribedSpins);
-            LOG.debug("rank {}: {} ranks on this host, {} cores for them, waits spin {} times", rank, size, cores,
-                    t.maxSpins);
+            LOG.debug("{}: {} ranks on this host, {} cores for them, waits spin {} times", t.watch.name(rank), size,
+                    cores, t.maxSpins);
             t.arena = new ShmArena(t, segments, ringBytes, arenaBytes, registeredBytes, t.maxSpins, size > cores);
             return t;
         } catch (RuntimeException e) {
@@ -199,7 +227,12 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     JcclException closedException() {
-        return new JcclException("rank " + rank + ": the shared-memory transport is closed", null);
+        return new JcclException(watch.name(rank) + ": the shared-memory transport is closed", null);
+    }
+
+    /** {@code "rank N"}: rank {@code r} as the messages name it, in the job's numbering ({@link #nameRanks}). */
+    String rankName(int r) {
+        return watch.name(r);
     }
 
     private void ensureOpen() {
@@ -225,19 +258,17 @@ public final class ShmTransport extends AbstractTransport {
     @Override
     public boolean send(int dst, FrameHeader header, Buf payload, long deadlineNanos) {
         ReentrantLock lock = sendLocks[dst];
-        // another thread's send to dst may wait for room itself: this one waits for its turn only until its deadline
-        boolean interrupted = Thread.interrupted(); // a wait that an interrupt would end at once, kept for the caller
-        try {
-            if (!lock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()),
-                    java.util.concurrent.TimeUnit.NANOSECONDS)) {
-                return false;
-            }
-        } catch (InterruptedException e) {
-            interrupted = true;
-            return false;
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+        // another thread's send to dst may wait for room itself: this one waits for its turn only until its deadline,
+        // or until its thread is interrupted (a send that need not wait goes out whatever its thread's status)
+        if (!lock.tryLock()) {
+            try {
+                if (!lock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()),
+                        java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                    return false;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // kept for the caller
+                throw interruptedSending(dst, "for another thread's send to it", e);
             }
         }
         try {
@@ -272,6 +303,9 @@ public final class ShmTransport extends AbstractTransport {
                     return false;
                 }
                 ensureOpen(); // closed by another thread while this one waits for room
+                if (Thread.currentThread().isInterrupted()) { // a park would return at once: a busy loop
+                    throw interruptedSending(dst, "for room in its ring", null);
+                }
                 if (idle == null) {
                     idle = new WaitStrategy(maxSpins);
                 }
@@ -298,6 +332,12 @@ public final class ShmTransport extends AbstractTransport {
         return true;
     }
 
+    /** A send to {@code dst} that waited ({@code forWhat}), ended by an interrupt of its thread (its status kept). */
+    private JcclException interruptedSending(int dst, String forWhat, InterruptedException cause) {
+        return new JcclException(watch.name(rank) + ": interrupted while sending to " + watch.name(dst) + " (waiting "
+                + forWhat + ")", cause);
+    }
+
     /**
      * Ends a send that waits for room in {@code dst}'s ring when nobody will make any: an abort of the frame's
      * communicator (a peer's, or this rank's own from {@code interrupt}), a lost peer, or {@code dst} having left
@@ -318,6 +358,11 @@ public final class ShmTransport extends AbstractTransport {
 
     // ------------------------------------------------------------------ receive
 
+    /** The lock a thread draining this rank's rings holds (tests). */
+    ReentrantLock drainLock() {
+        return drain.lock();
+    }
+
     /** Moves every complete fragment waiting in this rank's rings into the inbox. */
     private void progress() {
         if (!closed) {
@@ -325,8 +370,12 @@ public final class ShmTransport extends AbstractTransport {
         }
     }
 
+    /**
+     * {@inheritDoc} An interrupt of the waiting thread ends the wait with {@link InterruptedException} (a park would
+     * return at once while its status is set, and the wait would spin until the deadline).
+     */
     @Override
-    public Frame receive(int src, int stream, long deadlineNanos) {
+    public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
         WaitStrategy idle = receiveWaits.get();
         while (true) {
             Frame f = inbox.poll(src, stream);
@@ -343,6 +392,9 @@ public final class ShmTransport extends AbstractTransport {
                 return null; // the caller's wait goes on with the next slice: keep its strategy's state
             }
             watch.check(src, "waiting for");
+            if (Thread.interrupted()) {
+                throw new InterruptedException(watch.name(rank) + ": interrupted while waiting for " + watch.name(src));
+            }
             idle.idle();
         }
     }
@@ -350,6 +402,8 @@ public final class ShmTransport extends AbstractTransport {
     /**
      * Has this transport's messages name its rank {@code p} as {@code worldRanks[p]}: where it connects the ranks
      * of one host of a larger job, the ranks the program knows (its exceptions' rank fields stay this transport's).
+     * The messages of its connection come before: {@link #connect(int, int, Store, Path, int, int, int, int,
+     * Duration, int[])} names them from the start.
      */
     public void nameRanks(int[] worldRanks) {
         watch.names(worldRanks);
@@ -401,8 +455,8 @@ public final class ShmTransport extends AbstractTransport {
             try {
                 Buf reason = new Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount());
                 if (!writeFrame(peer, abort.header(), reason, false, 0, false)) {
-                    LOG.debug("rank {}: the ring to rank {} is full; it will learn of the abort another way",
-                            rank, peer);
+                    LOG.debug("{}: the ring to {} is full; it will learn of the abort another way",
+                            watch.name(rank), watch.name(peer));
                 }
             } finally {
                 lock.unlock();
@@ -442,7 +496,7 @@ public final class ShmTransport extends AbstractTransport {
                         pending.clear(peer);
                     }
                 } catch (RuntimeException e) {
-                    LOG.debug("rank {}: cannot say goodbye to rank {}: {}", rank, peer, e.toString());
+                    LOG.debug("{}: cannot say goodbye to {}: {}", watch.name(rank), watch.name(peer), e.toString());
                     pending.clear(peer);
                 } finally {
                     sendLocks[peer].unlock();
@@ -454,8 +508,9 @@ public final class ShmTransport extends AbstractTransport {
             java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
         }
         if (!pending.isEmpty()) {
-            LOG.warn("rank {}: the rings to ranks {} stayed full for {} ms: they learn of this rank's departure "
-                    + "from its process's exit, or at their deadline", rank, pending, GOODBYE_WAIT_NANOS / 1_000_000);
+            LOG.warn("{}: the rings to {} stayed full for {} ms: they learn of this rank's departure from its "
+                    + "process's exit, or at their deadline", watch.name(rank), pending.stream().mapToObj(watch::name)
+                    .collect(java.util.stream.Collectors.joining(", ")), GOODBYE_WAIT_NANOS / 1_000_000);
         }
         ShmSegment.delete(file);
         watch.close();

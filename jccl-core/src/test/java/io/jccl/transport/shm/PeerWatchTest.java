@@ -149,4 +149,63 @@ class PeerWatchTest {
             parent.destroyForcibly().waitFor();
         }
     }
+
+    /** {@code store} as a rank sees it that reads {@code pid} as rank {@code peer}'s. */
+    private static io.jccl.store.Store withPid(io.jccl.store.Store store, int peer, long pid) {
+        return new io.jccl.store.Store() {
+            @Override public void set(String key, byte[] value) { store.set(key, value); }
+            @Override public byte[] get(String key, java.time.Duration timeout) {
+                return key.equals("shm/pid/" + peer) ? Long.toString(pid).getBytes(StandardCharsets.UTF_8)
+                        : store.get(key, timeout);
+            }
+            @Override public long add(String key, long delta) { return store.add(key, delta); }
+            @Override public boolean check(String key) { return store.check(key); }
+            @Override public boolean delete(String key) { return store.delete(key); }
+            @Override public void close() { }
+        };
+    }
+
+    /**
+     * A peer that closed cleanly and exited while another thread of this rank held the drain (an asynchronous
+     * receive's pool thread draining the rings while the collective thread waits): this thread's drain gave up on
+     * the lock, its look at the peers found the process gone, and it declared the peer dead, which failed every
+     * communicator of the transport, blaming a rank that left cleanly, whose goodbye waited in its ring.
+     */
+    @Test
+    void aPeerWhoseGoodbyeWaitsInItsRingShouldNotBeDeclaredDead(@TempDir Path dir) throws Exception {
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        io.jccl.store.InMemoryStore store = new io.jccl.store.InMemoryStore();
+        // rank 0 sees rank 1 as another process's rank, which exits once rank 1 has closed: the pid of one gone
+        java.util.concurrent.CompletableFuture<ShmTransport> r0 = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> ShmTransport.connect(0, 2, withPid(store, 1, gone.pid()), dir, 4096, 8192, 8192,
+                        java.time.Duration.ofSeconds(20)));
+        ShmTransport t1 = ShmTransport.connect(1, 2, store, dir, 4096, 8192, 8192, java.time.Duration.ofSeconds(20));
+        ShmTransport t0 = r0.join();
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        Thread drainer = new Thread(() -> {
+            t0.drainLock().lock();
+            try {
+                held.countDown();
+                Thread.sleep(1_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                t0.drainLock().unlock();
+            }
+        }, "drainer");
+        drainer.start();
+        try {
+            held.await();
+            t1.close(); // its goodbye goes into rank 0's ring; its segment is no longer owned in this JVM
+            Frame f = t0.receive(1, 0, System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
+            String why = new String((byte[]) f.payload(), StandardCharsets.UTF_8);
+            assertTrue(f.isDeparture(), why);
+            Frame another = t0.pendingAbort(1, 12345); // another communicator's stream: no lost peer either
+            assertTrue(another.isDeparture(), new String((byte[]) another.payload(), StandardCharsets.UTF_8));
+        } finally {
+            drainer.join(10_000);
+            t0.close();
+        }
+    }
 }

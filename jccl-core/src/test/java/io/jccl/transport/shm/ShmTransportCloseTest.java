@@ -126,7 +126,7 @@ class ShmTransportCloseTest {
     }
 
     @Test
-    void everyOperationAfterCloseShouldThrowAJcclException(@TempDir Path dir) {
+    void everyOperationAfterCloseShouldThrowAJcclException(@TempDir Path dir) throws Exception {
         ShmTransport[] t = connect(dir, 2);
         SharedArena a = t[0].arena();
         Tensor registered = a.allocate(DataType.FLOAT32, 16);
@@ -217,7 +217,11 @@ class ShmTransportCloseTest {
         AtomicReference<Frame> received = new AtomicReference<>();
         Thread other = new Thread(() -> {
             t[1].send(0, header(1, n), new Buf(DataType.FLOAT32, data[1], 0, n));
-            received.set(t[1].receive(0, 0, System.nanoTime() + 10_000_000_000L));
+            try {
+                received.set(t[1].receive(0, 0, System.nanoTime() + 10_000_000_000L));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         });
         other.start();
         t[0].send(1, header(0, n), new Buf(DataType.FLOAT32, data[0], 0, n));
