@@ -202,7 +202,9 @@ public final class Launcher {
     /** Runs the job; returns 0 when every rank exits 0, else the status of the first rank that failed. */
     public int run() throws IOException, InterruptedException {
         Thread hook = new Thread(() -> { // SIGTERM, Ctrl-C: run()'s own clean-up below does not run then
-            stopping = true;
+            synchronized (children) { // no rank starts once this is set: stopAll below sees every one started
+                stopping = true;
+            }
             stopAll("the launcher is exiting");
             removeSegmentsOfChildren(); // of a rank killed after the grace period, which could not remove its own
         }, "jccl-launch-shutdown");
@@ -230,13 +232,19 @@ public final class Launcher {
                 env.put("JCCL_TRANSPORT", transport);
                 env.put(JobSecret.ENV, secret.toHex());
                 Process p;
-                try {
-                    p = pb.start();
-                } catch (IOException e) {
-                    throw new IOException("cannot start rank " + rank + " (" + command.get(0) + "): "
-                            + e.getMessage(), e);
-                }
+                // started and listed under the lock that the shutdown hook sets stopping under: a signal while the
+                // ranks were starting stopped those started before it, and the loop went on starting the others,
+                // which outlived the launcher (and whose segments it then removed under them)
                 synchronized (children) {
+                    if (stopping) {
+                        break;
+                    }
+                    try {
+                        p = pb.start();
+                    } catch (IOException e) {
+                        throw new IOException("cannot start rank " + rank + " (" + command.get(0) + "): "
+                                + e.getMessage(), e);
+                    }
                     children.add(p);
                 }
                 Thread pump = new Thread(() -> pump(rank, p), "jccl-launch-out-" + rank);
@@ -246,7 +254,10 @@ public final class Launcher {
             }
             int status = 0;
             int failedRank = -1;
-            List<Process> running = new ArrayList<>(children);
+            List<Process> running;
+            synchronized (children) {
+                running = new ArrayList<>(children);
+            }
             while (!running.isEmpty()) {
                 for (int i = 0; i < running.size(); i++) {
                     Process p = running.get(i);
