@@ -91,7 +91,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--algorithms", split = ",", defaultValue = "auto",
             description = "Algorithms to measure, each a set of rows: auto (the cost model's choice per size, shown as "
-                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory, ordered, hierarchical (across hosts: --hosts) (default: "
+                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory (threads or shm), ordered, "
+                    + "hierarchical (across hosts: --hosts, 2 or more ranks per host); an operation without an "
+                    + "algorithm has no rows of it, one that these ranks cannot run is a usage error (default: "
                     + "${DEFAULT-VALUE}).")
     List<String> algorithms;
 
@@ -160,6 +162,13 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (hosts < 2 && link != null) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
+        }
+        // an algorithm these ranks cannot run failed at run time, after every other row had been measured
+        for (int i = 0; i < algorithmList.size(); i++) {
+            for (OpType op : opTypes) {
+                Options.runnable(spec, "--algorithms", algorithms.get(i).trim(), op, Bench.label(op),
+                        algorithmList.get(i), transport, ranks, hosts, ranksPerHost);
+            }
         }
     }
 

@@ -58,8 +58,9 @@ public final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "ring",
             description = "Algorithm where a primitive has it: ring (gloo's order: every row must be identical), "
-                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory, ordered, hierarchical (with --hosts); a primitive "
-                + "without it runs its default (default: ${DEFAULT-VALUE}).")
+                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory (threads or shm), "
+                + "ordered, hierarchical (with --hosts, 2 or more ranks per host); a primitive without it runs its "
+                + "default; one that these ranks cannot run is a usage error (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the inputs (default: ${DEFAULT-VALUE}).")
@@ -132,6 +133,13 @@ public final class VerifyCommand implements Callable<Integer> {
         Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
         if (link != null && hosts < 2) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
+        }
+        // an algorithm these ranks cannot run made every row of its primitives an error, after running them all
+        for (int w : hosts > 1 ? List.of(hosts * ranksPerHost) : worlds) {
+            for (io.jccl.OpType p : s.primitives) {
+                Options.runnable(spec, "--algorithm", algorithm.trim(), p, Primitive.of(p).torchName(), s.algorithm,
+                        transport, w, hosts, ranksPerHost);
+            }
         }
         return s;
     }

@@ -61,6 +61,42 @@ class CliErrorsTest {
         assertUsageError(Cli.run("bench", "--link", "1gbit"), "bench", "give --hosts 2 or more");
     }
 
+    /**
+     * An algorithm the ranks cannot run is a usage error: bench measured every other algorithm first (minutes) and
+     * then failed with status 1, losing the table; verify ran every case and reported each row as an error.
+     */
+    @Test
+    void anAlgorithmTheRanksCannotRunIsAUsageError() {
+        assertUsageError(Cli.run("bench", "--transport", "tcp", "--algorithms", "auto,shared_memory", "--sizes", "4"),
+                "bench", "'--algorithms': 'shared_memory' cannot run all_reduce here: algorithm SHARED_MEMORY needs "
+                        + "ranks that share memory (threads, or the shm transport)");
+        assertUsageError(Cli.run("verify", "--algorithm", "hierarchical", "--reference", "java", "--primitive",
+                "all_reduce", "--dtype", "float32", "--op", "sum", "--count", "5"), "verify",
+                "'--algorithm': 'hierarchical' cannot run all_reduce here: algorithm HIERARCHICAL needs ranks on "
+                        + "several hosts");
+        assertUsageError(Cli.run("verify", "--algorithm", "hierarchical", "--reference", "java"), "verify",
+                "it runs on the test bed: --hosts 2 or more with --ranks-per-host 2 or more");
+        assertUsageError(Cli.run("verify", "--algorithm", "shm", "--transport", "tcp", "--reference", "java"), "verify",
+                "it runs with --transport threads or shm, without --hosts");
+        // the bed's hosts share no memory; a hierarchical broadcast needs a power-of-two number of hosts
+        assertUsageError(Cli.run("bench", "--hosts", "2", "--algorithms", "shared_memory"), "bench",
+                "SHARED_MEMORY needs ranks that share memory");
+        assertUsageError(Cli.run("bench", "--hosts", "3", "--ops", "allreduce,broadcast", "--algorithms",
+                "hierarchical"), "bench", "'hierarchical' cannot run broadcast here: algorithm HIERARCHICAL broadcast "
+                + "needs a power-of-two number of hosts, not 3");
+        assertUsageError(Cli.run("bench", "--hosts", "2", "--ranks-per-host", "1", "--algorithms", "hierarchical"),
+                "bench", "--ranks-per-host 2 or more");
+    }
+
+    /** What the ranks can run still runs: an operation without the algorithm runs its default, as before. */
+    @Test
+    void anAlgorithmTheRanksCanRunIsTaken() {
+        Cli r = Cli.run("verify", "--algorithm", "shared_memory", "--reference", "java", "--primitive",
+                "all_reduce,all_to_all", "--dtype", "float32", "--op", "sum", "--count", "5", "--world", "2");
+        assertEquals(0, r.status, r.both());
+        assertTrue(r.out.contains("SHARED_MEMORY"), r.both());
+    }
+
     @Test
     void launchWithNoRanksIsAUsageError() {
         assertUsageError(Cli.run("launch", "-n", "0", "--", "true"), "launch",
