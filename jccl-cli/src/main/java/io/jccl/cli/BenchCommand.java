@@ -8,6 +8,7 @@ import io.jccl.Algorithm;
 import io.jccl.Jccl;
 import io.jccl.OpType;
 import io.jccl.bench.Bench;
+import io.jccl.launch.ProcessTree;
 import io.jccl.launch.WorkDir;
 import io.jccl.verify.GlooReference;
 import org.jfree.chart.ChartFactory;
@@ -128,6 +129,19 @@ public final class BenchCommand implements Callable<Integer> {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
+
+    /**
+     * How long a peer's run (gloo's script, mpirun) may take, and mpicc's compilation; then its processes are
+     * stopped, every one it started included. The tests shorten them.
+     */
+    java.time.Duration peerLimit = java.time.Duration.ofMinutes(30);
+    java.time.Duration compileLimit = java.time.Duration.ofMinutes(5);
+    /** How long mpirun gets to stop its ranks after SIGTERM before what is left is killed. */
+    static final java.time.Duration MPIRUN_GRACE = java.time.Duration.ofSeconds(5);
+    /** The peers' programs: torch's interpreter (null: JCCL_TORCH_PYTHON's), mpicc and mpirun; the tests fake them. */
+    String python;
+    String mpicc = "mpicc";
+    String mpirun = "mpirun";
 
     /** The operations of --ops, the algorithms of --algorithms; set by {@link #check}. */
     private List<OpType> opTypes;
@@ -376,9 +390,10 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private double[] glooTimes(OpType op, long[] bytes) throws Exception {
+    double[] glooTimes(OpType op, long[] bytes) throws Exception {
+        String py = python != null ? python : GlooReference.pythonPath();
         String[] why = new String[1];
-        if (GlooReference.find(why) == null) {
+        if (GlooReference.find(py, GlooReference.PROBE_LIMIT, why) == null) {
             throw new IllegalStateException("--compare gloo: " + why[0] + "; install it with '"
                     + GlooReference.INSTALL_HINT + "'");
         }
@@ -388,7 +403,7 @@ public final class BenchCommand implements Callable<Integer> {
             try (InputStream in = Bench.class.getResourceAsStream("gloo_bench.py")) {
                 Files.copy(in, script);
             }
-            List<String> cmd = new ArrayList<>(List.of(GlooReference.pythonPath(), script.toString(),
+            List<String> cmd = new ArrayList<>(List.of(py, script.toString(),
                     dir.resolve("out.json").toString(), Integer.toString(ranks), Bench.label(op),
                     Double.toString(scale)));
             for (long b : bytes) {
@@ -399,8 +414,12 @@ public final class BenchCommand implements Callable<Integer> {
                 runGlooOnBed(cmd, log);
             } else {
                 Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-                if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
-                    p.destroyForcibly();
+                // the script's mp.spawn workers too: killing the script alone left them running
+                if (!ProcessTree.waitFor(p, peerLimit)) {
+                    throw new IllegalStateException("gloo bench did not finish within " + minutes(peerLimit) + ": "
+                            + String.join("\n", Files.readAllLines(log)));
+                }
+                if (p.exitValue() != 0) {
                     throw new IllegalStateException("gloo bench failed: " + String.join("\n", Files.readAllLines(log)));
                 }
             }
@@ -436,7 +455,7 @@ public final class BenchCommand implements Callable<Integer> {
                 env.put("GLOO_SOCKET_IFNAME", "eth0");
                 procs.add(pb.start());
             }
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+            long deadline = System.nanoTime() + peerLimit.toNanos();
             List<Process> running = new ArrayList<>(procs);
             while (!running.isEmpty()) { // any host's failure ends the run at once
                 for (int i = 0; i < running.size(); i++) {
@@ -455,14 +474,13 @@ public final class BenchCommand implements Callable<Integer> {
             }
         } finally {
             for (Process p : procs) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+                ProcessTree.kill(p.toHandle());
             }
         }
     }
 
     /** Open MPI on the same sizes: the project's mpi_bench.c, compiled with mpicc, run with mpirun. */
-    private double[] mpiTimes(OpType op, long[] bytes) throws Exception {
+    double[] mpiTimes(OpType op, long[] bytes) throws Exception {
         try (WorkDir work = WorkDir.create("jccl-mpi-bench-")) {
             Path src = work.resolve("mpi_bench.c");
             try (InputStream in = Bench.class.getResourceAsStream("mpi_bench.c")) {
@@ -471,25 +489,34 @@ public final class BenchCommand implements Callable<Integer> {
             Path exe = work.resolve("mpi_bench");
             Process cc;
             try {
-                cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
+                cc = new ProcessBuilder(mpicc, "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
                         .redirectOutput(work.log().toFile()).start();
             } catch (java.io.IOException e) {
                 throw new IllegalStateException("--compare mpi: mpicc not found; install Open MPI with "
                         + "'apt-get install -y openmpi-bin libopenmpi-dev'", e);
             }
-            if (!cc.waitFor(5, TimeUnit.MINUTES) || cc.exitValue() != 0) {
+            if (!ProcessTree.waitFor(cc, compileLimit)) { // a hung compiler was never stopped
+                throw new IllegalStateException("mpicc did not finish within " + minutes(compileLimit) + ": "
+                        + work.logTail(20));
+            }
+            if (cc.exitValue() != 0) {
                 throw new IllegalStateException("mpicc failed: " + work.logTail(20));
             }
             Path outFile = work.resolve("out.json");
-            List<String> cmd = new ArrayList<>(List.of("mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+            List<String> cmd = new ArrayList<>(List.of(mpirun, "--allow-run-as-root", "--oversubscribe", "-np",
                     Integer.toString(ranks), exe.toString(), outFile.toString(), Bench.label(op),
                     Double.toString(scale)));
             for (long b : bytes) {
                 cmd.add(Long.toString(b));
             }
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(work.log().toFile()).start();
-            if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
-                p.destroyForcibly();
+            if (!p.waitFor(peerLimit.toMillis(), TimeUnit.MILLISECONDS)) {
+                // SIGTERM first: mpirun then stops its ranks (SIGKILL gave it no chance, and they ran on)
+                ProcessTree.stop(p, MPIRUN_GRACE);
+                throw new IllegalStateException("mpirun did not finish within " + minutes(peerLimit) + ": "
+                        + work.logTail(20));
+            }
+            if (p.exitValue() != 0) {
                 throw new IllegalStateException("mpirun failed: " + work.logTail(20));
             }
             JsonNode rows = new ObjectMapper().readTree(outFile.toFile());
@@ -499,6 +526,11 @@ public final class BenchCommand implements Callable<Integer> {
             }
             return t;
         }
+    }
+
+    /** {@code d} for a message: whole minutes, else seconds. */
+    private static String minutes(java.time.Duration d) {
+        return d.toSeconds() % 60 == 0 ? d.toMinutes() + " min" : d.toSeconds() + " s";
     }
 
     private void writeJson(Map<String, List<Bench.Row>> series, Map<String, Map<String, double[]>> peers)

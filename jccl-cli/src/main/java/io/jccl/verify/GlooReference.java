@@ -45,7 +45,7 @@ public final class GlooReference {
      * How long the probe may take: importing torch takes seconds, a minute on a slow disk; an interpreter that hangs
      * (a wrapper waiting on something, an import stuck on a network file system) must not hang the command.
      */
-    static final Duration PROBE_LIMIT = Duration.ofSeconds(120);
+    public static final Duration PROBE_LIMIT = Duration.ofSeconds(120);
 
     /** Probes for torch; returns null (with the reason in {@code why[0]}) when it cannot be imported. */
     public static GlooReference find(String[] why) {
@@ -56,7 +56,7 @@ public final class GlooReference {
      * Probes {@code py} for torch, for at most {@code limit}: past it the interpreter and every process it started
      * are killed and the answer is null, {@code why[0]} saying it did not answer.
      */
-    static GlooReference find(String py, Duration limit, String[] why) {
+    public static GlooReference find(String py, Duration limit, String[] why) {
         Process p = null;
         try {
             p = new ProcessBuilder(py, "-c", "import torch, torch.distributed as d; "
