@@ -411,9 +411,9 @@ public final class BenchCommand implements Callable<Integer> {
             }
             Path log = dir.resolve("log.txt");
             if (bed != null) {
-                runGlooOnBed(cmd, log);
+                runGlooOnBed(work, cmd, log);
             } else {
-                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                Process p = work.start(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()));
                 // the script's mp.spawn workers too: killing the script alone left them running
                 if (!ProcessTree.waitFor(p, peerLimit)) {
                     throw new IllegalStateException("gloo bench did not finish within " + minutes(peerLimit) + ": "
@@ -436,7 +436,7 @@ public final class BenchCommand implements Callable<Integer> {
      * gloo on the bed: the script once per host, running that host's ranks (GLOO_BENCH_NODE), the master on host 0,
      * gloo's sockets on the bed's interface.
      */
-    private void runGlooOnBed(List<String> cmd, Path log) throws Exception {
+    private void runGlooOnBed(WorkDir work, List<String> cmd, Path log) throws Exception {
         int port = 31_000 + new java.security.SecureRandom().nextInt(2_000);
         List<Process> procs = new ArrayList<>();
         List<Path> logs = new ArrayList<>();
@@ -453,7 +453,7 @@ public final class BenchCommand implements Callable<Integer> {
                 env.put("GLOO_BENCH_PER_NODE", Integer.toString(ranksPerHost));
                 env.put("GLOO_BENCH_MASTER", io.jccl.launch.Bed.address(0) + ":" + port);
                 env.put("GLOO_SOCKET_IFNAME", "eth0");
-                procs.add(pb.start());
+                procs.add(work.start(pb));
             }
             long deadline = System.nanoTime() + peerLimit.toNanos();
             List<Process> running = new ArrayList<>(procs);
@@ -489,8 +489,8 @@ public final class BenchCommand implements Callable<Integer> {
             Path exe = work.resolve("mpi_bench");
             Process cc;
             try {
-                cc = new ProcessBuilder(mpicc, "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
-                        .redirectOutput(work.log().toFile()).start();
+                cc = work.start(new ProcessBuilder(mpicc, "-O2", "-o", exe.toString(), src.toString())
+                        .redirectErrorStream(true).redirectOutput(work.log().toFile()));
             } catch (java.io.IOException e) {
                 throw new IllegalStateException("--compare mpi: mpicc not found; install Open MPI with "
                         + "'apt-get install -y openmpi-bin libopenmpi-dev'", e);
@@ -509,7 +509,8 @@ public final class BenchCommand implements Callable<Integer> {
             for (long b : bytes) {
                 cmd.add(Long.toString(b));
             }
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(work.log().toFile()).start();
+            Process p = work.start(new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(work.log().toFile()));
             if (!p.waitFor(peerLimit.toMillis(), TimeUnit.MILLISECONDS)) {
                 // SIGTERM first: mpirun then stops its ranks (SIGKILL gave it no chance, and they ran on)
                 ProcessTree.stop(p, MPIRUN_GRACE);

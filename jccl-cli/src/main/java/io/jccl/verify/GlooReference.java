@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The real torch.distributed gloo backend, driven through {@code gloo_reference.py}: one batch of cases per world
@@ -191,11 +190,9 @@ public final class GlooReference {
                 Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
             }
             Path log = work.log();
-            Process p = new ProcessBuilder(python, script.toString(), dir.toString())
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+            Process p = work.start(new ProcessBuilder(python, script.toString(), dir.toString())
+                    .redirectErrorStream(true).redirectOutput(log.toFile()));
+            if (!io.jccl.launch.ProcessTree.waitFor(p, timeout)) {
                 throw new IOException("gloo reference did not finish within " + timeout.toSeconds() + " s: "
                         + work.logTail(15));
             }
