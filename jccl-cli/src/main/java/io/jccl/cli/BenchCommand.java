@@ -100,7 +100,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M", converter = Options.Size.class,
             description = "Buffer sizes in bytes, K/M/G suffixes (full buffer; all_gather: output, reduce_scatter: "
-                + "input) (default: ${DEFAULT-VALUE}).")
+                + "input), each at most a Java array of float32 (8G less 36 bytes) (default: ${DEFAULT-VALUE}).")
     List<Long> sizes;
 
     @Option(names = "--scale", defaultValue = "1.0",
@@ -176,6 +176,12 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (hosts < 2 && link != null) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
+        }
+        int world = hosts > 1 ? hosts * ranksPerHost : ranks;
+        for (long b : sizes) {
+            for (OpType op : opTypes) {
+                Options.fits(spec, "--sizes", b, op, world);
+            }
         }
         // an algorithm these ranks cannot run failed at run time, after every other row had been measured
         for (int i = 0; i < algorithmList.size(); i++) {

@@ -204,6 +204,19 @@ final class Options {
         }
     }
 
+    /**
+     * A usage error of {@code option} when a buffer of {@code bytes} for {@code op} on {@code world} ranks has more
+     * float32 elements than a Java array holds ({@link io.jccl.bench.Bench#MAX_COUNT}).
+     */
+    static void fits(CommandSpec spec, String option, long bytes, io.jccl.OpType op, int world) {
+        long count = io.jccl.bench.Bench.elements(op, bytes, world);
+        if (count > io.jccl.bench.Bench.MAX_COUNT) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + bytes
+                    + " bytes are " + count + " float32 elements, more than a Java array holds (" + io.jccl.bench.Bench
+                    .MAX_COUNT + ", " + 4 * io.jccl.bench.Bench.MAX_COUNT + " bytes)");
+        }
+    }
+
     /** A usage error of {@code spec}'s command that no single option value explains. */
     static ParameterException usage(CommandSpec spec, String message) {
         return new ParameterException(spec.commandLine(), message);

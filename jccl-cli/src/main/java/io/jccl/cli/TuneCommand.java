@@ -47,7 +47,8 @@ public final class TuneCommand implements Callable<Integer> {
     String link;
 
     @Option(names = "--large", defaultValue = "16M", converter = Options.Size.class,
-            description = "The large size, bytes with K/M/G suffixes (default: ${DEFAULT-VALUE}).")
+            description = "The large size, bytes with K/M/G suffixes, at most 8G less 36 bytes "
+                + "(default: ${DEFAULT-VALUE}).")
     long large;
 
     @Option(names = "--scale", defaultValue = "1.0", description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
@@ -71,6 +72,8 @@ public final class TuneCommand implements Callable<Integer> {
         if (link != null && hosts < 2) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
         }
+        // an int cast made 16 GiB a buffer of 0 elements, and Infinity the beta written to the tuning file
+        Options.fits(spec, "--large", large, OpType.ALL_REDUCE, hosts > 1 ? hosts : ranks);
         progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";

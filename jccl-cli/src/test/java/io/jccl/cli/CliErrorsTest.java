@@ -52,6 +52,26 @@ class CliErrorsTest {
         assertUsageError(Cli.run("tune", "--large", "16Q"), "tune", "'16Q' is not a size");
     }
 
+    /**
+     * A size whose buffer a Java array cannot hold is a usage error: the element count was cast to int, so 16G ran
+     * (and printed, successfully) rows of 0 elements, 8G failed with NegativeArraySizeException, and tune --large 16G
+     * divided by 0 bytes and stored Infinity as a beta in the tuning file.
+     */
+    @Test
+    void aSizeBeyondAJavaArrayIsAUsageError(@TempDir Path dir) {
+        assertUsageError(Cli.run("bench", "--sizes", "4,16G"), "bench", "'--sizes': 17179869184 bytes are "
+                + "4294967296 float32 elements, more than a Java array holds (2147483639, 8589934556 bytes)");
+        assertUsageError(Cli.run("bench", "--sizes", "8G", "--scale", "0.01"), "bench",
+                "'--sizes': 8589934592 bytes are 2147483648 float32 elements");
+        // allgather's buffer is rounded up to a multiple of the ranks, past the limit here
+        assertUsageError(Cli.run("bench", "--sizes", "8589934556", "--ops", "allgather", "--ranks", "3"), "bench",
+                "'--sizes': 8589934556 bytes are 2147483640 float32 elements");
+        Path tune = dir.resolve("tune.properties");
+        assertUsageError(Cli.run("tune", "--transport", "threads", "--ranks", "2", "--large", "16G", "--scale", "0.01",
+                "--output", tune.toString()), "tune", "'--large': 17179869184 bytes are 4294967296 float32 elements");
+        assertTrue(!Files.exists(tune));
+    }
+
     @Test
     void benchChecksEveryListBeforeMeasuring() {
         assertUsageError(Cli.run("bench", "--ops", "allreduce,frobnicate"), "bench", "unknown op 'frobnicate'");
