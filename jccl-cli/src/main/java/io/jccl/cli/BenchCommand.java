@@ -76,7 +76,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--hosts", defaultValue = "1", description = "Simulated hosts of the multi-host test bed "
             + "(network, UTS and mount namespaces of this machine; needs root): with 2 or more, --ranks-per-host ranks "
             + "run on each, shared memory within a host and TCP between hosts, and gloo (--compare gloo) runs on the "
-            + "same bed (default: ${DEFAULT-VALUE}, no bed).")
+            + "same bed; at most 16 (default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--ranks-per-host", defaultValue = "2",
@@ -157,7 +157,7 @@ public final class BenchCommand implements Callable<Integer> {
         algorithmList = Options.parseAll(spec, "--algorithms", algorithms, Algorithm::parse,
                 Options.names(Algorithm.values()));
         Options.atLeast(spec, "--ranks", ranks, 1);
-        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.hosts(spec, hosts);
         Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
         Options.atLeast(spec, "--rounds", rounds, 1);
         if (!(scale > 0)) {

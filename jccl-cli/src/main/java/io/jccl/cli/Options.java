@@ -96,6 +96,18 @@ final class Options {
         }
     }
 
+    /**
+     * {@code --hosts} of bench, verify and tune: 1 (no bed) up to the test bed's {@link io.jccl.launch.Bed#MAX_HOSTS};
+     * more failed only once the bed was being built (as root; else on the need for root).
+     */
+    static void hosts(CommandSpec spec, int hosts) {
+        atLeast(spec, "--hosts", hosts, 1);
+        if (hosts > io.jccl.launch.Bed.MAX_HOSTS) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--hosts': " + hosts
+                    + " (the test bed has at most " + io.jccl.launch.Bed.MAX_HOSTS + " hosts)");
+        }
+    }
+
     /** {@code value} of {@code option}, at least {@code min}. */
     static void atLeast(CommandSpec spec, String option, long value, long min) {
         if (value < min) {

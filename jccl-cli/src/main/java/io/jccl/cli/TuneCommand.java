@@ -39,7 +39,8 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--hosts", defaultValue = "1", description = "Measure the links of a multi-host job instead: "
             + "between hosts with one rank on each of this many simulated hosts of the test bed (needs root), over "
             + "TCP, and within a host with two shm ranks on this machine; writes them as the inter_host and intra_host "
-            + "message parameters, which AUTO uses for the links between and within hosts (default: ${DEFAULT-VALUE}, no bed).")
+            + "message parameters, which AUTO uses for the links between and within hosts; at most 16 "
+            + "(default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--link", paramLabel = "RATE", description = "With --hosts: limit each host's link to RATE (tc "
@@ -65,7 +66,7 @@ public final class TuneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Options.atLeast(spec, "--ranks", ranks, 2);
-        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.hosts(spec, hosts);
         if (!(scale > 0)) {
             throw Options.usage(spec, "Invalid value for option '--scale': " + scale + " (it must be above 0)");
         }

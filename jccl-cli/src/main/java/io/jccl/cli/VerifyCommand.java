@@ -77,7 +77,7 @@ public final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--hosts", defaultValue = "1", description = "Run the ranks on this many simulated hosts of the "
             + "multi-host test bed (needs root), --ranks-per-host on each: shared memory within a host, TCP between; "
-            + "the world size is their product (default: ${DEFAULT-VALUE}, no bed).")
+            + "the world size is their product; at most 16 (default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--ranks-per-host", defaultValue = "2",
@@ -129,7 +129,7 @@ public final class VerifyCommand implements Callable<Integer> {
         Options.atLeast(spec, "--timeout-s", timeoutSeconds, 1);
         s.timeout = Duration.ofSeconds(timeoutSeconds);
         s.transport = transport;
-        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.hosts(spec, hosts);
         Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
         if (link != null && hosts < 2) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");

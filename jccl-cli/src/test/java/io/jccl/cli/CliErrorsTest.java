@@ -117,6 +117,19 @@ class CliErrorsTest {
         assertTrue(r.out.contains("SHARED_MEMORY"), r.both());
     }
 
+    /**
+     * More hosts than the test bed has is a usage error, before the bed is built: 17 failed at run time, in the bed's
+     * script as root (which then took down any bed this machine had up) or on the need for root.
+     */
+    @Test
+    void moreHostsThanTheBedHasIsAUsageError() {
+        for (String command : new String[] {"bench", "verify", "tune"}) {
+            assertUsageError(Cli.run(command, "--hosts", "17"), command,
+                    "Invalid value for option '--hosts': 17 (the test bed has at most 16 hosts)");
+            assertUsageError(Cli.run(command, "--hosts", "0"), command, "'--hosts': 0 (it must be at least 1)");
+        }
+    }
+
     @Test
     void launchWithNoRanksIsAUsageError() {
         assertUsageError(Cli.run("launch", "-n", "0", "--", "true"), "launch",
