@@ -138,6 +138,8 @@ public final class BenchCommand implements Callable<Integer> {
     java.time.Duration compileLimit = java.time.Duration.ofMinutes(5);
     /** How long mpirun gets to stop its ranks after SIGTERM before what is left is killed. */
     static final java.time.Duration MPIRUN_GRACE = java.time.Duration.ofSeconds(5);
+    /** The command that runs this one's workers, for their messages: jccl tune measures through it. */
+    String name = "jccl bench";
     /** The peers' programs: torch's interpreter (null: JCCL_TORCH_PYTHON's), mpicc and mpirun; the tests fake them. */
     String python;
     String mpicc = "mpicc";
@@ -356,7 +358,7 @@ public final class BenchCommand implements Callable<Integer> {
             return Jccl.runThreads(ranks, comm -> Bench.latePeer(comm, latePeer)).get(0);
         }
         try (WorkDir work = WorkDir.create("jccl-bench-")) {
-            int status = work.runWorkers(ranks, transport, "1g", List.of("bench-worker",
+            int status = work.runWorkers(name, ranks, transport, "1g", List.of("bench-worker",
                     work.resolve("late.json").toString(), "ALLREDUCE", "AUTO", "1", "4", "--late-peer",
                     Double.toString(latePeer)));
             if (status != 0) {
@@ -388,7 +390,7 @@ public final class BenchCommand implements Callable<Integer> {
                 args.add(Long.toString(b));
             }
             int status = bed != null ? bed.runWorkers("1g", args, work.log())
-                    : work.runWorkers(ranks, transport, "1g", args);
+                    : work.runWorkers(name, ranks, transport, "1g", args);
             if (status != 0) {
                 throw new IllegalStateException("bench workers failed: " + work.logTail(30));
             }

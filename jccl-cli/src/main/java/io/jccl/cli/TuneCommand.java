@@ -135,6 +135,7 @@ public final class TuneCommand implements Callable<Integer> {
         long big = large;
         long small = 4;
         BenchCommand bench = new BenchCommand();
+        bench.name = "jccl tune";
         bench.ranks = p;
         bench.transport = transport;
         bench.scale = scale;

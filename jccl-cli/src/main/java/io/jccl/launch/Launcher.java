@@ -38,6 +38,8 @@ public final class Launcher {
     private final java.nio.file.Path shmDirectory;
     private final List<Process> children = new ArrayList<>();
     private CpuBinding cpuBinding = CpuBinding.CORE;
+    /** Who reports a failed rank: the command the user ran. */
+    private String name = "jccl launch";
 
     /**
      * Whether each rank is bound to a core of its own ({@code taskset -c}), as Open MPI's {@code mpirun} binds its
@@ -155,6 +157,15 @@ public final class Launcher {
     /** Sets how the ranks are bound to CPUs (default {@link CpuBinding#CORE}); returns this launcher. */
     public Launcher cpuBinding(CpuBinding binding) {
         this.cpuBinding = Objects.requireNonNull(binding, "binding");
+        return this;
+    }
+
+    /**
+     * Sets the name its messages begin with (default {@code jccl launch}): the command the user ran, where a command
+     * runs its workers through a launcher of its own ({@code jccl verify}, ...). Returns this launcher.
+     */
+    public Launcher name(String name) {
+        this.name = Objects.requireNonNull(name, "name");
         return this;
     }
 
@@ -282,7 +293,7 @@ public final class Launcher {
                 t.join(Math.max(1, (until - System.nanoTime()) / 1_000_000));
             }
             if (failedRank >= 0) {
-                System.err.println("jccl launch: rank " + failedRank + " failed with exit status " + status
+                System.err.println(name + ": rank " + failedRank + " failed with exit status " + status
                         + "; the other ranks were stopped");
             }
             return status;
@@ -329,7 +340,7 @@ public final class Launcher {
                 }
             }
         } catch (IOException e) {
-            System.err.println("jccl launch: cannot remove the ranks' segments in " + dir + ": " + e.getMessage());
+            System.err.println(name + ": cannot remove the ranks' segments in " + dir + ": " + e.getMessage());
         }
     }
 

@@ -139,15 +139,16 @@ public final class WorkDir implements AutoCloseable {
     /**
      * Runs {@code ranks} JVMs of {@code io.jccl.cli.Main <args>} on this machine's classpath through
      * {@link Launcher} over {@code transport}, their output going to {@code log.txt} here; returns the job's status.
+     * {@code command} (e.g. {@code jccl verify}) reports a rank that failed, on stderr.
      */
-    public int runWorkers(int ranks, String transport, String maxHeap, List<String> args)
+    public int runWorkers(String command, int ranks, String transport, String maxHeap, List<String> args)
             throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + maxHeap, "-cp", classPath(), "io.jccl.cli.Main"));
         cmd.addAll(args);
         try (PrintStream out = new PrintStream(Files.newOutputStream(log()), true, StandardCharsets.UTF_8)) {
             return new Launcher(ranks, 1, 0, "127.0.0.1", 0, transport, io.jccl.security.JobSecret.generate(), cmd,
-                    Map.of(), out).run();
+                    Map.of(), out).name(command).run();
         }
     }
 

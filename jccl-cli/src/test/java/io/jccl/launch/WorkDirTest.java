@@ -120,4 +120,24 @@ class WorkDirTest {
         }
         assertTrue(left.isEmpty(), "left behind: " + left);
     }
+
+    /**
+     * A worker that fails is reported by the command the user ran: the launcher that verify, bench, tune and train
+     * share printed "jccl launch: rank 0 failed ...", naming a command nobody had run.
+     */
+    @Test
+    void aFailedWorkerIsReportedByTheCommandThatRanIt() throws Exception {
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream old = System.err;
+        int status;
+        try (WorkDir work = WorkDir.create("jccl-test-")) {
+            System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+            status = work.runWorkers("jccl verify", 1, "shm", "64m", List.of("no-such-command"));
+        } finally {
+            System.setErr(old);
+        }
+        String text = err.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(2, status, text); // the worker's usage error
+        assertEquals("jccl verify: rank 0 failed with exit status 2; the other ranks were stopped", text.strip());
+    }
 }
