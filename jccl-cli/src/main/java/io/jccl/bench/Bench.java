@@ -292,15 +292,32 @@ public final class Bench {
     }
 
     /**
-     * The float32 elements of the full buffer of a row of {@code bytes}: at least one; for the collectives that
-     * split the buffer into {@code n} blocks, a multiple of {@code n}.
+     * The most float32 elements a row's buffer may have: the longest array the JDK itself promises to allocate
+     * ({@code Integer.MAX_VALUE - 8}, its {@code ArraysSupport.SOFT_MAX_ARRAY_LENGTH}), so rows up to 8 GiB - 36
+     * bytes.
      */
-    private static int rowCount(OpType op, long bytes, int n) {
-        int count = (int) Math.max(1, bytes / 4);
+    public static final long MAX_COUNT = Integer.MAX_VALUE - 8;
+
+    /**
+     * The float32 elements of the full buffer of a row of {@code bytes}: at least one; for the collectives that
+     * split the buffer into {@code n} blocks, a multiple of {@code n}. More than {@link #MAX_COUNT} cannot be run.
+     */
+    public static long elements(OpType op, long bytes, int n) {
+        long count = Math.max(1, bytes / 4);
         if (op != OpType.ALL_REDUCE && op != OpType.BROADCAST && op != OpType.REDUCE) {
             count = Math.max(n, (count + n - 1) / n * n);
         }
         return count;
+    }
+
+    /** {@link #elements}, which must be at most {@link #MAX_COUNT}: the commands check their sizes first. */
+    private static int rowCount(OpType op, long bytes, int n) {
+        long count = elements(op, bytes, n);
+        if (count > MAX_COUNT) { // an int cast made 16 GiB a row of 0 elements, and 8 GiB a negative array size
+            throw new IllegalArgumentException(bytes + " bytes are " + count + " float32 elements, more than a Java "
+                    + "array holds (" + MAX_COUNT + ")");
+        }
+        return (int) count;
     }
 
     /** At most this many passes over the warm-up sizes until no rank's JIT compiled anything during one. */

@@ -8,6 +8,7 @@ import io.jccl.Algorithm;
 import io.jccl.Jccl;
 import io.jccl.OpType;
 import io.jccl.bench.Bench;
+import io.jccl.launch.ProcessTree;
 import io.jccl.launch.WorkDir;
 import io.jccl.verify.GlooReference;
 import org.jfree.chart.ChartFactory;
@@ -75,7 +76,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--hosts", defaultValue = "1", description = "Simulated hosts of the multi-host test bed "
             + "(network, UTS and mount namespaces of this machine; needs root): with 2 or more, --ranks-per-host ranks "
             + "run on each, shared memory within a host and TCP between hosts, and gloo (--compare gloo) runs on the "
-            + "same bed (default: ${DEFAULT-VALUE}, no bed).")
+            + "same bed; at most 16 (default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--ranks-per-host", defaultValue = "2",
@@ -91,13 +92,15 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--algorithms", split = ",", defaultValue = "auto",
             description = "Algorithms to measure, each a set of rows: auto (the cost model's choice per size, shown as "
-                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory, ordered, hierarchical (across hosts: --hosts) (default: "
+                    + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory (threads or shm), ordered, "
+                    + "hierarchical (across hosts: --hosts, 2 or more ranks per host); an operation without an "
+                    + "algorithm has no rows of it, one that these ranks cannot run is a usage error (default: "
                     + "${DEFAULT-VALUE}).")
     List<String> algorithms;
 
     @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M", converter = Options.Size.class,
             description = "Buffer sizes in bytes, K/M/G suffixes (full buffer; all_gather: output, reduce_scatter: "
-                + "input) (default: ${DEFAULT-VALUE}).")
+                + "input), each at most a Java array of float32 (8G less 36 bytes) (default: ${DEFAULT-VALUE}).")
     List<Long> sizes;
 
     @Option(names = "--scale", defaultValue = "1.0",
@@ -127,6 +130,21 @@ public final class BenchCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
+    /**
+     * How long a peer's run (gloo's script, mpirun) may take, and mpicc's compilation; then its processes are
+     * stopped, every one it started included. The tests shorten them.
+     */
+    java.time.Duration peerLimit = java.time.Duration.ofMinutes(30);
+    java.time.Duration compileLimit = java.time.Duration.ofMinutes(5);
+    /** How long mpirun gets to stop its ranks after SIGTERM before what is left is killed. */
+    static final java.time.Duration MPIRUN_GRACE = java.time.Duration.ofSeconds(5);
+    /** The command that runs this one's workers, for their messages: jccl tune measures through it. */
+    String name = "jccl bench";
+    /** The peers' programs: torch's interpreter (null: JCCL_TORCH_PYTHON's), mpicc and mpirun; the tests fake them. */
+    String python;
+    String mpicc = "mpicc";
+    String mpirun = "mpirun";
+
     /** The operations of --ops, the algorithms of --algorithms; set by {@link #check}. */
     private List<OpType> opTypes;
     private List<Algorithm> algorithmList;
@@ -141,7 +159,7 @@ public final class BenchCommand implements Callable<Integer> {
         algorithmList = Options.parseAll(spec, "--algorithms", algorithms, Algorithm::parse,
                 Options.names(Algorithm.values()));
         Options.atLeast(spec, "--ranks", ranks, 1);
-        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.hosts(spec, hosts);
         Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
         Options.atLeast(spec, "--rounds", rounds, 1);
         if (!(scale > 0)) {
@@ -160,6 +178,19 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (hosts < 2 && link != null) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
+        }
+        int world = hosts > 1 ? hosts * ranksPerHost : ranks;
+        for (long b : sizes) {
+            for (OpType op : opTypes) {
+                Options.fits(spec, "--sizes", b, op, world);
+            }
+        }
+        // an algorithm these ranks cannot run failed at run time, after every other row had been measured
+        for (int i = 0; i < algorithmList.size(); i++) {
+            for (OpType op : opTypes) {
+                Options.runnable(spec, "--algorithms", algorithms.get(i).trim(), op, Bench.label(op),
+                        algorithmList.get(i), transport, ranks, hosts, ranksPerHost);
+            }
         }
     }
 
@@ -327,7 +358,7 @@ public final class BenchCommand implements Callable<Integer> {
             return Jccl.runThreads(ranks, comm -> Bench.latePeer(comm, latePeer)).get(0);
         }
         try (WorkDir work = WorkDir.create("jccl-bench-")) {
-            int status = work.runWorkers(ranks, transport, "1g", List.of("bench-worker",
+            int status = work.runWorkers(name, ranks, transport, "1g", List.of("bench-worker",
                     work.resolve("late.json").toString(), "ALLREDUCE", "AUTO", "1", "4", "--late-peer",
                     Double.toString(latePeer)));
             if (status != 0) {
@@ -359,7 +390,7 @@ public final class BenchCommand implements Callable<Integer> {
                 args.add(Long.toString(b));
             }
             int status = bed != null ? bed.runWorkers("1g", args, work.log())
-                    : work.runWorkers(ranks, transport, "1g", args);
+                    : work.runWorkers(name, ranks, transport, "1g", args);
             if (status != 0) {
                 throw new IllegalStateException("bench workers failed: " + work.logTail(30));
             }
@@ -367,9 +398,10 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private double[] glooTimes(OpType op, long[] bytes) throws Exception {
+    double[] glooTimes(OpType op, long[] bytes) throws Exception {
+        String py = python != null ? python : GlooReference.pythonPath();
         String[] why = new String[1];
-        if (GlooReference.find(why) == null) {
+        if (GlooReference.find(py, GlooReference.PROBE_LIMIT, why) == null) {
             throw new IllegalStateException("--compare gloo: " + why[0] + "; install it with '"
                     + GlooReference.INSTALL_HINT + "'");
         }
@@ -379,7 +411,7 @@ public final class BenchCommand implements Callable<Integer> {
             try (InputStream in = Bench.class.getResourceAsStream("gloo_bench.py")) {
                 Files.copy(in, script);
             }
-            List<String> cmd = new ArrayList<>(List.of(GlooReference.pythonPath(), script.toString(),
+            List<String> cmd = new ArrayList<>(List.of(py, script.toString(),
                     dir.resolve("out.json").toString(), Integer.toString(ranks), Bench.label(op),
                     Double.toString(scale)));
             for (long b : bytes) {
@@ -387,11 +419,15 @@ public final class BenchCommand implements Callable<Integer> {
             }
             Path log = dir.resolve("log.txt");
             if (bed != null) {
-                runGlooOnBed(cmd, log);
+                runGlooOnBed(work, cmd, log);
             } else {
-                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-                if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
-                    p.destroyForcibly();
+                Process p = work.start(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()));
+                // the script's mp.spawn workers too: killing the script alone left them running
+                if (!ProcessTree.waitFor(p, peerLimit)) {
+                    throw new IllegalStateException("gloo bench did not finish within " + minutes(peerLimit) + ": "
+                            + String.join("\n", Files.readAllLines(log)));
+                }
+                if (p.exitValue() != 0) {
                     throw new IllegalStateException("gloo bench failed: " + String.join("\n", Files.readAllLines(log)));
                 }
             }
@@ -408,7 +444,7 @@ public final class BenchCommand implements Callable<Integer> {
      * gloo on the bed: the script once per host, running that host's ranks (GLOO_BENCH_NODE), the master on host 0,
      * gloo's sockets on the bed's interface.
      */
-    private void runGlooOnBed(List<String> cmd, Path log) throws Exception {
+    private void runGlooOnBed(WorkDir work, List<String> cmd, Path log) throws Exception {
         int port = 31_000 + new java.security.SecureRandom().nextInt(2_000);
         List<Process> procs = new ArrayList<>();
         List<Path> logs = new ArrayList<>();
@@ -425,9 +461,9 @@ public final class BenchCommand implements Callable<Integer> {
                 env.put("GLOO_BENCH_PER_NODE", Integer.toString(ranksPerHost));
                 env.put("GLOO_BENCH_MASTER", io.jccl.launch.Bed.address(0) + ":" + port);
                 env.put("GLOO_SOCKET_IFNAME", "eth0");
-                procs.add(pb.start());
+                procs.add(work.start(pb));
             }
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+            long deadline = System.nanoTime() + peerLimit.toNanos();
             List<Process> running = new ArrayList<>(procs);
             while (!running.isEmpty()) { // any host's failure ends the run at once
                 for (int i = 0; i < running.size(); i++) {
@@ -446,14 +482,13 @@ public final class BenchCommand implements Callable<Integer> {
             }
         } finally {
             for (Process p : procs) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+                ProcessTree.kill(p.toHandle());
             }
         }
     }
 
     /** Open MPI on the same sizes: the project's mpi_bench.c, compiled with mpicc, run with mpirun. */
-    private double[] mpiTimes(OpType op, long[] bytes) throws Exception {
+    double[] mpiTimes(OpType op, long[] bytes) throws Exception {
         try (WorkDir work = WorkDir.create("jccl-mpi-bench-")) {
             Path src = work.resolve("mpi_bench.c");
             try (InputStream in = Bench.class.getResourceAsStream("mpi_bench.c")) {
@@ -462,25 +497,35 @@ public final class BenchCommand implements Callable<Integer> {
             Path exe = work.resolve("mpi_bench");
             Process cc;
             try {
-                cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
-                        .redirectOutput(work.log().toFile()).start();
+                cc = work.start(new ProcessBuilder(mpicc, "-O2", "-o", exe.toString(), src.toString())
+                        .redirectErrorStream(true).redirectOutput(work.log().toFile()));
             } catch (java.io.IOException e) {
                 throw new IllegalStateException("--compare mpi: mpicc not found; install Open MPI with "
                         + "'apt-get install -y openmpi-bin libopenmpi-dev'", e);
             }
-            if (!cc.waitFor(5, TimeUnit.MINUTES) || cc.exitValue() != 0) {
+            if (!ProcessTree.waitFor(cc, compileLimit)) { // a hung compiler was never stopped
+                throw new IllegalStateException("mpicc did not finish within " + minutes(compileLimit) + ": "
+                        + work.logTail(20));
+            }
+            if (cc.exitValue() != 0) {
                 throw new IllegalStateException("mpicc failed: " + work.logTail(20));
             }
             Path outFile = work.resolve("out.json");
-            List<String> cmd = new ArrayList<>(List.of("mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+            List<String> cmd = new ArrayList<>(List.of(mpirun, "--allow-run-as-root", "--oversubscribe", "-np",
                     Integer.toString(ranks), exe.toString(), outFile.toString(), Bench.label(op),
                     Double.toString(scale)));
             for (long b : bytes) {
                 cmd.add(Long.toString(b));
             }
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(work.log().toFile()).start();
-            if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
-                p.destroyForcibly();
+            Process p = work.start(new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(work.log().toFile()));
+            if (!p.waitFor(peerLimit.toMillis(), TimeUnit.MILLISECONDS)) {
+                // SIGTERM first: mpirun then stops its ranks (SIGKILL gave it no chance, and they ran on)
+                ProcessTree.stop(p, MPIRUN_GRACE);
+                throw new IllegalStateException("mpirun did not finish within " + minutes(peerLimit) + ": "
+                        + work.logTail(20));
+            }
+            if (p.exitValue() != 0) {
                 throw new IllegalStateException("mpirun failed: " + work.logTail(20));
             }
             JsonNode rows = new ObjectMapper().readTree(outFile.toFile());
@@ -490,6 +535,11 @@ public final class BenchCommand implements Callable<Integer> {
             }
             return t;
         }
+    }
+
+    /** {@code d} for a message: whole minutes, else seconds. */
+    private static String minutes(java.time.Duration d) {
+        return d.toSeconds() % 60 == 0 ? d.toMinutes() + " min" : d.toSeconds() + " s";
     }
 
     private void writeJson(Map<String, List<Bench.Row>> series, Map<String, Map<String, double[]>> peers)

@@ -96,6 +96,18 @@ final class Options {
         }
     }
 
+    /**
+     * {@code --hosts} of bench, verify and tune: 1 (no bed) up to the test bed's {@link io.jccl.launch.Bed#MAX_HOSTS};
+     * more failed only once the bed was being built (as root; else on the need for root).
+     */
+    static void hosts(CommandSpec spec, int hosts) {
+        atLeast(spec, "--hosts", hosts, 1);
+        if (hosts > io.jccl.launch.Bed.MAX_HOSTS) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--hosts': " + hosts
+                    + " (the test bed has at most " + io.jccl.launch.Bed.MAX_HOSTS + " hosts)");
+        }
+    }
+
     /** {@code value} of {@code option}, at least {@code min}. */
     static void atLeast(CommandSpec spec, String option, long value, long min) {
         if (value < min) {
@@ -150,6 +162,71 @@ final class Options {
             out.add(parse(spec, option, v, parse, expected));
         }
         return out;
+    }
+
+    /**
+     * Why {@code algorithm} cannot run {@code op} on the ranks a command is about to run, or null when it can, or
+     * when {@code op} has no such algorithm (the commands then run that operation's default). The rule is the
+     * algorithm's own ({@code CollectiveAlgorithm.unsupported}, which refuses the call at run time), asked of the
+     * topology those ranks will have: ranks as threads and shm ranks share an arena, tcp ranks do not; on the test
+     * bed ({@code hosts} above 1) there are {@code ranksPerHost} ranks per host over shm+tcp, and no arena that spans
+     * the hosts.
+     */
+    static String unsupported(io.jccl.OpType op, io.jccl.Algorithm algorithm, String transport, int world, int hosts,
+                              int ranksPerHost) {
+        io.jccl.algorithm.CollectiveAlgorithm a = io.jccl.algorithm.AlgorithmRegistry.standard().find(op, algorithm);
+        if (a == null) {
+            return null;
+        }
+        io.jccl.algorithm.Topology topology;
+        if (hosts > 1) {
+            int[] hostOf = new int[hosts * ranksPerHost];
+            for (int r = 0; r < hostOf.length; r++) {
+                hostOf[r] = r / ranksPerHost;
+            }
+            topology = new io.jccl.algorithm.Topology(hostOf.length, ranksPerHost > 1 ? "shm+tcp" : "tcp", false,
+                    false, 0, hostOf, null);
+        } else {
+            boolean arena = !transport.equals("tcp");
+            topology = new io.jccl.algorithm.Topology(world, transport.equals("threads") ? "local" : transport, false,
+                    arena, arena ? 4096 : 0);
+        }
+        String why = a.unsupported(topology);
+        if (why == null) {
+            return null;
+        }
+        if (algorithm == io.jccl.Algorithm.SHARED_MEMORY) {
+            why += "; it runs with --transport threads or shm, without --hosts";
+        } else if (algorithm == io.jccl.Algorithm.HIERARCHICAL && (hosts < 2 || ranksPerHost < 2)) {
+            why += "; it runs on the test bed: --hosts 2 or more with --ranks-per-host 2 or more";
+        }
+        return why;
+    }
+
+    /**
+     * A usage error of {@code option} when {@code algorithm} ({@code given} on the command line) cannot run
+     * {@code op} (named {@code opName}) there: see {@link #unsupported}.
+     */
+    static void runnable(CommandSpec spec, String option, String given, io.jccl.OpType op, String opName,
+                         io.jccl.Algorithm algorithm, String transport, int world, int hosts, int ranksPerHost) {
+        String why = unsupported(op, algorithm, transport, world, hosts, ranksPerHost);
+        if (why != null) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': '" + given
+                    + "' cannot run " + opName + " here: " + why);
+        }
+    }
+
+    /**
+     * A usage error of {@code option} when a buffer of {@code bytes} for {@code op} on {@code world} ranks has more
+     * float32 elements than a Java array holds ({@link io.jccl.bench.Bench#MAX_COUNT}).
+     */
+    static void fits(CommandSpec spec, String option, long bytes, io.jccl.OpType op, int world) {
+        long count = io.jccl.bench.Bench.elements(op, bytes, world);
+        if (count > io.jccl.bench.Bench.MAX_COUNT) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + bytes
+                    + " bytes are " + count + " float32 elements, more than a Java array holds (" + io.jccl.bench.Bench
+                    .MAX_COUNT + ", " + 4 * io.jccl.bench.Bench.MAX_COUNT + " bytes)");
+        }
     }
 
     /** A usage error of {@code spec}'s command that no single option value explains. */

@@ -26,18 +26,48 @@ final class Progress {
         this.command = command;
     }
 
-    /** Progress of {@code command} on {@code System.err}, as a line in place when this JVM runs on a terminal. */
+    /** Progress of {@code command} on {@code System.err}, as a line in place when stderr is a terminal. */
     static Progress of(String command) {
         return new Progress(System.err, onTerminal(), command);
     }
 
     /**
-     * Whether stdin and stdout are a terminal ({@code System.console()}; on JDK 22 and later, where it also returns
-     * a console when they are redirected, that console's {@code isTerminal()}), and TERM is not {@code dumb}.
+     * Whether stderr, where progress goes, is a terminal: on Linux, where {@code /proc/self/fd/2} leads; elsewhere
+     * whether stdin and stdout are ({@link #consoleIsTerminal}, all the JDK tells). The JDK's answer alone was
+     * wrong for {@code jccl bench 2>bench.log} from a terminal: the log filled with carriage returns and bars.
      */
     static boolean onTerminal() {
+        String target;
+        try {
+            target = java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/2")).toString();
+        } catch (java.io.IOException | UnsupportedOperationException | SecurityException e) {
+            target = null; // no /proc: not Linux
+        }
+        return onTerminal(target, System.getenv("TERM"), Progress::consoleIsTerminal);
+    }
+
+    /**
+     * The decision of {@link #onTerminal()}: a terminal when {@code stderr} (what file descriptor 2 leads to; null
+     * when unknown, then {@code fallback} decides) is a terminal device ({@code /dev/pts/N}, {@code /dev/tty...},
+     * {@code /dev/console}), never when {@code term} is {@code dumb}.
+     */
+    static boolean onTerminal(String stderr, String term, java.util.function.BooleanSupplier fallback) {
+        if ("dumb".equals(term)) {
+            return false;
+        }
+        if (stderr == null) {
+            return fallback.getAsBoolean();
+        }
+        return stderr.matches("/dev/pts/\\d+|/dev/tty.*|/dev/console");
+    }
+
+    /**
+     * Whether stdin and stdout are a terminal ({@code System.console()}; on JDK 22 and later, where it also returns
+     * a console when they are redirected, that console's {@code isTerminal()}).
+     */
+    static boolean consoleIsTerminal() {
         java.io.Console console = System.console();
-        if (console == null || "dumb".equals(System.getenv("TERM"))) {
+        if (console == null) {
             return false;
         }
         try {

@@ -226,8 +226,8 @@ public final class TrainCommand implements Callable<Integer> {
         }
         try (WorkDir work = WorkDir.create("jccl-train-")) {
             new ObjectMapper().writeValue(work.resolve("config.json").toFile(), cfg);
-            int status = work.runWorkers(ranks, transport, "256m", List.of("train-worker", work.path().toString(),
-                    mode.name()));
+            int status = work.runWorkers("jccl train", ranks, transport, "256m", List.of("train-worker",
+                    work.path().toString(), mode.name()));
             Path result = work.resolve("result.json");
             if (status != 0 || !Files.exists(result)) {
                 throw new IllegalStateException(mode + " over " + transport + " failed (status " + status + "): "

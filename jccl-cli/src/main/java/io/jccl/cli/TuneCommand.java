@@ -39,7 +39,8 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--hosts", defaultValue = "1", description = "Measure the links of a multi-host job instead: "
             + "between hosts with one rank on each of this many simulated hosts of the test bed (needs root), over "
             + "TCP, and within a host with two shm ranks on this machine; writes them as the inter_host and intra_host "
-            + "message parameters, which AUTO uses for the links between and within hosts (default: ${DEFAULT-VALUE}, no bed).")
+            + "message parameters, which AUTO uses for the links between and within hosts; at most 16 "
+            + "(default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--link", paramLabel = "RATE", description = "With --hosts: limit each host's link to RATE (tc "
@@ -47,7 +48,8 @@ public final class TuneCommand implements Callable<Integer> {
     String link;
 
     @Option(names = "--large", defaultValue = "16M", converter = Options.Size.class,
-            description = "The large size, bytes with K/M/G suffixes (default: ${DEFAULT-VALUE}).")
+            description = "The large size, bytes with K/M/G suffixes, at most 8G less 36 bytes "
+                + "(default: ${DEFAULT-VALUE}).")
     long large;
 
     @Option(names = "--scale", defaultValue = "1.0", description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
@@ -64,13 +66,15 @@ public final class TuneCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Options.atLeast(spec, "--ranks", ranks, 2);
-        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.hosts(spec, hosts);
         if (!(scale > 0)) {
             throw Options.usage(spec, "Invalid value for option '--scale': " + scale + " (it must be above 0)");
         }
         if (link != null && hosts < 2) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
         }
+        // an int cast made 16 GiB a buffer of 0 elements, and Infinity the beta written to the tuning file
+        Options.fits(spec, "--large", large, OpType.ALL_REDUCE, hosts > 1 ? hosts : ranks);
         progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";
@@ -131,6 +135,7 @@ public final class TuneCommand implements Callable<Integer> {
         long big = large;
         long small = 4;
         BenchCommand bench = new BenchCommand();
+        bench.name = "jccl tune";
         bench.ranks = p;
         bench.transport = transport;
         bench.scale = scale;

@@ -58,8 +58,9 @@ public final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "ring",
             description = "Algorithm where a primitive has it: ring (gloo's order: every row must be identical), "
-                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory, ordered, hierarchical (with --hosts); a primitive "
-                + "without it runs its default (default: ${DEFAULT-VALUE}).")
+                + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory (threads or shm), "
+                + "ordered, hierarchical (with --hosts, 2 or more ranks per host); a primitive without it runs its "
+                + "default; one that these ranks cannot run is a usage error (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the inputs (default: ${DEFAULT-VALUE}).")
@@ -76,7 +77,7 @@ public final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = "--hosts", defaultValue = "1", description = "Run the ranks on this many simulated hosts of the "
             + "multi-host test bed (needs root), --ranks-per-host on each: shared memory within a host, TCP between; "
-            + "the world size is their product (default: ${DEFAULT-VALUE}, no bed).")
+            + "the world size is their product; at most 16 (default: ${DEFAULT-VALUE}, no bed).")
     int hosts;
 
     @Option(names = "--ranks-per-host", defaultValue = "2",
@@ -128,10 +129,17 @@ public final class VerifyCommand implements Callable<Integer> {
         Options.atLeast(spec, "--timeout-s", timeoutSeconds, 1);
         s.timeout = Duration.ofSeconds(timeoutSeconds);
         s.transport = transport;
-        Options.atLeast(spec, "--hosts", hosts, 1);
+        Options.hosts(spec, hosts);
         Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);
         if (link != null && hosts < 2) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
+        }
+        // an algorithm these ranks cannot run made every row of its primitives an error, after running them all
+        for (int w : hosts > 1 ? List.of(hosts * ranksPerHost) : worlds) {
+            for (io.jccl.OpType p : s.primitives) {
+                Options.runnable(spec, "--algorithm", algorithm.trim(), p, Primitive.of(p).torchName(), s.algorithm,
+                        transport, w, hosts, ranksPerHost);
+            }
         }
         return s;
     }

@@ -22,6 +22,9 @@ import java.util.concurrent.TimeUnit;
  * {@code scripts/testbed.sh} runs the same file from the source tree. Needs root.
  */
 public final class Bed implements AutoCloseable {
+    /** The most hosts a bed has (testbed.sh's limit: one /24 of addresses, bridge ports, one tmpfs each). */
+    public static final int MAX_HOSTS = 16;
+
     private final int hosts;
     private final int ranksPerHost;
     private final String link;
@@ -41,9 +44,9 @@ public final class Bed implements AutoCloseable {
      * @throws IllegalStateException naming what is missing (root, ip, tc, unshare) when the bed cannot be built
      */
     public static Bed up(int hosts, int ranksPerHost, String link) throws IOException, InterruptedException {
-        if (hosts < 2 || ranksPerHost < 1) {
-            throw new IllegalArgumentException("a test bed needs --hosts >= 2 and --ranks-per-host >= 1, got hosts="
-                    + hosts + ", ranks-per-host=" + ranksPerHost);
+        if (hosts < 2 || hosts > MAX_HOSTS || ranksPerHost < 1) {
+            throw new IllegalArgumentException("a test bed needs 2 to " + MAX_HOSTS + " --hosts and --ranks-per-host "
+                    + ">= 1, got hosts=" + hosts + ", ranks-per-host=" + ranksPerHost);
         }
         if (link != null && !link.toLowerCase(Locale.ROOT).matches("[0-9]+(\\.[0-9]+)?[kmg]?bit")) {
             throw new IllegalArgumentException("--link takes a rate such as 1gbit or 100mbit, got '" + link + "'");

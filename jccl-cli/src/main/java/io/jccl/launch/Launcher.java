@@ -38,6 +38,8 @@ public final class Launcher {
     private final java.nio.file.Path shmDirectory;
     private final List<Process> children = new ArrayList<>();
     private CpuBinding cpuBinding = CpuBinding.CORE;
+    /** Who reports a failed rank: the command the user ran. */
+    private String name = "jccl launch";
 
     /**
      * Whether each rank is bound to a core of its own ({@code taskset -c}), as Open MPI's {@code mpirun} binds its
@@ -159,6 +161,15 @@ public final class Launcher {
     }
 
     /**
+     * Sets the name its messages begin with (default {@code jccl launch}): the command the user ran, where a command
+     * runs its workers through a launcher of its own ({@code jccl verify}, ...). Returns this launcher.
+     */
+    public Launcher name(String name) {
+        this.name = Objects.requireNonNull(name, "name");
+        return this;
+    }
+
+    /**
      * The CPU of each local rank, or null when they run unbound: {@link CpuBinding#NONE}, more ranks than CPUs,
      * no {@code taskset} (or one that may not set
      * affinities here), or CPUs that cannot be read ({@code Cpus_allowed_list} of {@code /proc/self/status}).
@@ -202,7 +213,9 @@ public final class Launcher {
     /** Runs the job; returns 0 when every rank exits 0, else the status of the first rank that failed. */
     public int run() throws IOException, InterruptedException {
         Thread hook = new Thread(() -> { // SIGTERM, Ctrl-C: run()'s own clean-up below does not run then
-            stopping = true;
+            synchronized (children) { // no rank starts once this is set: stopAll below sees every one started
+                stopping = true;
+            }
             stopAll("the launcher is exiting");
             removeSegmentsOfChildren(); // of a rank killed after the grace period, which could not remove its own
         }, "jccl-launch-shutdown");
@@ -230,13 +243,19 @@ public final class Launcher {
                 env.put("JCCL_TRANSPORT", transport);
                 env.put(JobSecret.ENV, secret.toHex());
                 Process p;
-                try {
-                    p = pb.start();
-                } catch (IOException e) {
-                    throw new IOException("cannot start rank " + rank + " (" + command.get(0) + "): "
-                            + e.getMessage(), e);
-                }
+                // started and listed under the lock that the shutdown hook sets stopping under: a signal while the
+                // ranks were starting stopped those started before it, and the loop went on starting the others,
+                // which outlived the launcher (and whose segments it then removed under them)
                 synchronized (children) {
+                    if (stopping) {
+                        break;
+                    }
+                    try {
+                        p = pb.start();
+                    } catch (IOException e) {
+                        throw new IOException("cannot start rank " + rank + " (" + command.get(0) + "): "
+                                + e.getMessage(), e);
+                    }
                     children.add(p);
                 }
                 Thread pump = new Thread(() -> pump(rank, p), "jccl-launch-out-" + rank);
@@ -246,7 +265,10 @@ public final class Launcher {
             }
             int status = 0;
             int failedRank = -1;
-            List<Process> running = new ArrayList<>(children);
+            List<Process> running;
+            synchronized (children) {
+                running = new ArrayList<>(children);
+            }
             while (!running.isEmpty()) {
                 for (int i = 0; i < running.size(); i++) {
                     Process p = running.get(i);
@@ -271,7 +293,7 @@ public final class Launcher {
                 t.join(Math.max(1, (until - System.nanoTime()) / 1_000_000));
             }
             if (failedRank >= 0) {
-                System.err.println("jccl launch: rank " + failedRank + " failed with exit status " + status
+                System.err.println(name + ": rank " + failedRank + " failed with exit status " + status
                         + "; the other ranks were stopped");
             }
             return status;
@@ -318,7 +340,7 @@ public final class Launcher {
                 }
             }
         } catch (IOException e) {
-            System.err.println("jccl launch: cannot remove the ranks' segments in " + dir + ": " + e.getMessage());
+            System.err.println(name + ": cannot remove the ranks' segments in " + dir + ": " + e.getMessage());
         }
     }
 

@@ -8,22 +8,124 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
  * A temporary directory for one batch of worker processes (verify, train and bench run their ranks as JVMs of
- * this tool), removed with everything in it on close.
+ * this tool; gloo's and Open MPI's runs are here too), removed with everything in it on close, or when this JVM
+ * exits first (SIGTERM, Ctrl-C: the try-with-resources that closes it does not unwind then), after the processes
+ * {@link #start started} for it are killed.
  */
 public final class WorkDir implements AutoCloseable {
+    /** The directories not closed yet, which the shutdown hook removes (guarded by itself, as are the two below). */
+    private static final Set<WorkDir> OPEN = new LinkedHashSet<>();
+    /** Whether the shutdown hook is registered: once, with the first directory. */
+    private static boolean hooked;
+    /** Set by the shutdown hook: no directory is made from then on. */
+    private static boolean exiting;
+    /**
+     * How long the shutdown hook keeps removing a directory that is not empty yet: ranks stopped meanwhile by their
+     * launcher's own hook (within {@link Launcher#GRACE_MS}) or this JVM's other threads may still write into it.
+     */
+    static final long REMOVE_MS = Launcher.GRACE_MS + 2_000;
+
     private final Path dir;
+    /** The processes started for this directory (guarded by this). */
+    private final List<Process> processes = new ArrayList<>();
 
     private WorkDir(Path dir) {
         this.dir = dir;
     }
 
     public static WorkDir create(String prefix) throws IOException {
-        return new WorkDir(Files.createTempDirectory(prefix));
+        WorkDir w = new WorkDir(Files.createTempDirectory(prefix));
+        synchronized (OPEN) {
+            try {
+                if (!exiting) {
+                    if (!hooked) {
+                        Runtime.getRuntime().addShutdownHook(new Thread(WorkDir::removeAll, "jccl-workdir-removal"));
+                        hooked = true;
+                    }
+                    OPEN.add(w);
+                    return w;
+                }
+            } catch (IllegalStateException shuttingDown) {
+                // the JVM exits: as below
+            }
+        }
+        w.remove();
+        throw new IOException("not making a work directory: this JVM is exiting");
+    }
+
+    /**
+     * Starts {@code pb} as a process of this directory's work: when this JVM exits before the directory is closed,
+     * it is killed with every process it started before the directory is removed; {@link #close} kills it too if it
+     * still runs then.
+     */
+    public Process start(ProcessBuilder pb) throws IOException {
+        synchronized (this) {
+            Process p = pb.start();
+            processes.add(p);
+            return p;
+        }
+    }
+
+    /** The shutdown hook: kills the processes of every open directory, then removes the directories. */
+    private static void removeAll() {
+        List<WorkDir> open;
+        synchronized (OPEN) {
+            exiting = true;
+            open = new ArrayList<>(OPEN);
+        }
+        for (WorkDir w : open) {
+            w.killProcesses();
+        }
+        long until = System.nanoTime() + REMOVE_MS * 1_000_000;
+        for (WorkDir w : open) {
+            while (true) {
+                try {
+                    w.remove();
+                    if (!Files.exists(w.dir)) {
+                        break;
+                    }
+                } catch (IOException | RuntimeException retry) {
+                    // a file that appeared or went meanwhile: again
+                }
+                if (System.nanoTime() - until > 0) {
+                    break;
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void killProcesses() {
+        List<Process> mine;
+        synchronized (this) {
+            mine = new ArrayList<>(processes);
+        }
+        for (Process p : mine) {
+            if (p.isAlive()) {
+                ProcessTree.kill(p.toHandle());
+            }
+        }
+    }
+
+    /** Deletes the directory and everything in it; nothing when it is gone already. */
+    private synchronized void remove() throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
     }
 
     public Path path() {
@@ -37,15 +139,16 @@ public final class WorkDir implements AutoCloseable {
     /**
      * Runs {@code ranks} JVMs of {@code io.jccl.cli.Main <args>} on this machine's classpath through
      * {@link Launcher} over {@code transport}, their output going to {@code log.txt} here; returns the job's status.
+     * {@code command} (e.g. {@code jccl verify}) reports a rank that failed, on stderr.
      */
-    public int runWorkers(int ranks, String transport, String maxHeap, List<String> args)
+    public int runWorkers(String command, int ranks, String transport, String maxHeap, List<String> args)
             throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + maxHeap, "-cp", classPath(), "io.jccl.cli.Main"));
         cmd.addAll(args);
         try (PrintStream out = new PrintStream(Files.newOutputStream(log()), true, StandardCharsets.UTF_8)) {
             return new Launcher(ranks, 1, 0, "127.0.0.1", 0, transport, io.jccl.security.JobSecret.generate(), cmd,
-                    Map.of(), out).run();
+                    Map.of(), out).name(command).run();
         }
     }
 
@@ -77,10 +180,13 @@ public final class WorkDir implements AutoCloseable {
         return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
     }
 
+    /** Kills the processes {@link #start started} for it that still run, and removes the directory. */
     @Override
     public void close() throws IOException {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        synchronized (OPEN) {
+            OPEN.remove(this);
         }
+        killProcesses();
+        remove(); // under this directory's lock: the shutdown hook may be removing it too
     }
 }

@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The real torch.distributed gloo backend, driven through {@code gloo_reference.py}: one batch of cases per world
@@ -41,25 +40,41 @@ public final class GlooReference {
         return io.jccl.JcclSettings.fromEnvironment().torchPython();
     }
 
+    /**
+     * How long the probe may take: importing torch takes seconds, a minute on a slow disk; an interpreter that hangs
+     * (a wrapper waiting on something, an import stuck on a network file system) must not hang the command.
+     */
+    public static final Duration PROBE_LIMIT = Duration.ofSeconds(120);
+
     /** Probes for torch; returns null (with the reason in {@code why[0]}) when it cannot be imported. */
     public static GlooReference find(String[] why) {
-        String py = pythonPath();
+        return find(pythonPath(), PROBE_LIMIT, why);
+    }
+
+    /**
+     * Probes {@code py} for torch, for at most {@code limit}: past it the interpreter and every process it started
+     * are killed and the answer is null, {@code why[0]} saying it did not answer.
+     */
+    public static GlooReference find(String py, Duration limit, String[] why) {
+        Process p = null;
         try {
-            Process p = new ProcessBuilder(py, "-c", "import torch, torch.distributed as d; "
+            p = new ProcessBuilder(py, "-c", "import torch, torch.distributed as d; "
                     + "assert d.is_available() and d.is_gloo_available(); print(torch.__version__)")
                     .redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                why[0] = py + " did not answer within 120 s";
+            p.getOutputStream().close();
+            // read on a thread of its own: reading to the end returned only when every process holding the pipe had
+            // exited, so an interpreter that never answered hung the probe past any limit
+            Output output = new Output(p.getInputStream());
+            if (!io.jccl.launch.ProcessTree.waitFor(p, limit)) {
+                why[0] = py + " did not answer within " + limit.toSeconds() + " s";
                 return null;
             }
+            String out = output.text(Duration.ofSeconds(2)).trim();
+            String[] lines = out.split("\n");
             if (p.exitValue() != 0) {
-                String[] lines = out.split("\n");
                 why[0] = "torch with gloo is not importable by " + py + " (" + lines[lines.length - 1] + ")";
                 return null;
             }
-            String[] lines = out.split("\n");
             return new GlooReference(py, lines[lines.length - 1].trim());
         } catch (IOException e) {
             why[0] = py + " cannot be run (" + e.getMessage() + ")";
@@ -68,6 +83,41 @@ public final class GlooReference {
             Thread.currentThread().interrupt();
             why[0] = "interrupted";
             return null;
+        } finally {
+            if (p != null && p.isAlive()) {
+                io.jccl.launch.ProcessTree.kill(p.toHandle());
+            }
+        }
+    }
+
+    /** A process's output, read by a daemon thread as it comes. */
+    private static final class Output {
+        private final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        private final Thread reader;
+
+        Output(InputStream in) {
+            reader = new Thread(() -> {
+                byte[] b = new byte[8192];
+                try (in) {
+                    for (int n; (n = in.read(b)) >= 0; ) {
+                        synchronized (bytes) {
+                            bytes.write(b, 0, n);
+                        }
+                    }
+                } catch (IOException ignored) {
+                    // the process is gone
+                }
+            }, "jccl-torch-probe-output");
+            reader.setDaemon(true); // a process left holding the pipe must not keep this JVM alive
+            reader.start();
+        }
+
+        /** What was read once the stream ended, or after {@code wait} (a process it started may hold the pipe). */
+        String text(Duration wait) throws InterruptedException {
+            reader.join(Math.max(1, wait.toMillis()));
+            synchronized (bytes) {
+                return bytes.toString(StandardCharsets.UTF_8);
+            }
         }
     }
 
@@ -140,11 +190,9 @@ public final class GlooReference {
                 Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
             }
             Path log = work.log();
-            Process p = new ProcessBuilder(python, script.toString(), dir.toString())
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+            Process p = work.start(new ProcessBuilder(python, script.toString(), dir.toString())
+                    .redirectErrorStream(true).redirectOutput(log.toFile()));
+            if (!io.jccl.launch.ProcessTree.waitFor(p, timeout)) {
                 throw new IOException("gloo reference did not finish within " + timeout.toSeconds() + " s: "
                         + work.logTail(15));
             }

@@ -75,7 +75,7 @@ final class ProcessRunner implements CaseRunner {
             List<String> args = List.of("verify-worker", dir.toString(), algorithm.name(),
                     Long.toString(timeout.toMillis()), Integer.toString(trafficCount));
             int status = bed != null ? bed.runWorkers("512m", args, work.log())
-                    : work.runWorkers(world, transport, "512m", args);
+                    : work.runWorkers("jccl verify", world, transport, "512m", args);
             if (trafficCount > 0) {
                 trafficCounters = new ArrayList<>();
                 for (int r = 0; r < world; r++) {

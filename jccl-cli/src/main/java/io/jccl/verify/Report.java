@@ -12,14 +12,42 @@ import java.util.Locale;
 
 /** The verification table and the byte-counter table, as text or JSON. */
 public final class Report {
+    /**
+     * What the ranks ran on: {@code transport} as the ranks' communicators name it (JSON's {@code transport}),
+     * {@code title} for the first line, {@code counters} for the byte counters' heading, and the test bed's
+     * {@code hosts} and {@code ranksPerHost} (0 without a bed).
+     */
+    record Ranks(String transport, String title, String counters, int hosts, int ranksPerHost) {
+        /** Ranks as threads ({@code threads}, alias {@code local}) or JVM processes here ({@code shm}, {@code tcp}). */
+        static Ranks of(String transport) {
+            if (transport.equals("threads") || transport.equals("local")) {
+                return new Ranks("threads", "queue mesh (ranks as threads)", "threads", 0, 0);
+            }
+            return new Ranks(transport, transport + " (ranks as JVM processes)", transport, 0, 0);
+        }
+
+        /**
+         * JVM processes on {@code hosts} simulated hosts of the test bed, {@code ranksPerHost} on each, links limited
+         * to {@code link} (null: unlimited): shared memory within a host, TCP between ({@code shm+tcp}; plain
+         * {@code tcp} with one rank per host, as the rendezvous then connects them).
+         */
+        static Ranks onBed(int hosts, int ranksPerHost, String link) {
+            String where = String.format(Locale.ROOT, "processes on %d simulated hosts of the test bed (%d per host, "
+                    + "links %s; shm within a host, tcp between)", hosts, ranksPerHost, link == null ? "unlimited"
+                    : link);
+            return new Ranks(ranksPerHost > 1 ? "shm+tcp" : "tcp", where, "the test bed (shm within a host, tcp "
+                    + "between)", hosts, ranksPerHost);
+        }
+    }
+
     private final String reference;
-    private final String transport;
+    private final Ranks ranks;
     private final List<Verifier.Row> rows;
     private final List<TrafficLaw.Row> traffic;
 
-    Report(String reference, String transport, List<Verifier.Row> rows, List<TrafficLaw.Row> traffic) {
+    Report(String reference, Ranks ranks, List<Verifier.Row> rows, List<TrafficLaw.Row> traffic) {
         this.reference = reference;
-        this.transport = transport;
+        this.ranks = ranks;
         this.rows = rows;
         this.traffic = traffic;
     }
@@ -46,8 +74,7 @@ public final class Report {
     }
 
     public void printText(PrintStream out) {
-        out.println("jccl verify: " + (transport.equals("threads") || transport.equals("local") ? "queue mesh (ranks as threads)"
-                : transport + " (ranks as JVM processes)") + " against " + reference);
+        out.println("jccl verify: " + ranks.title() + " against " + reference);
         out.println();
         String[] head = {"primitive", "dtype", "op", "world", "elements", "algorithm", "reference", "identical",
             "max abs diff", "max ulp", "verdict"};
@@ -76,8 +103,8 @@ public final class Report {
                 rows.size(), count(Verifier.Verdict.IDENTICAL), count(Verifier.Verdict.WITHIN_BOUND),
                 count(Verifier.Verdict.REJECTED), count(Verifier.Verdict.MISMATCH), count(Verifier.Verdict.ERROR));
         out.println();
-        out.println("Per-rank byte counters over " + transport + " (float32, one call each; T = tensor bytes, N = world "
-                + "size)");
+        out.println("Per-rank byte counters over " + ranks.counters() + " (float32, one call each; T = tensor bytes, "
+                + "N = world size)");
         out.println();
         String[] th = {"primitive", "world", "rank", "T bytes", "sent", "received", "law", "law bytes",
             "measured/law"};
@@ -133,7 +160,11 @@ public final class Report {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("reference", reference);
-        root.put("transport", transport);
+        root.put("transport", ranks.transport());
+        if (ranks.hosts() > 0) {
+            root.put("hosts", ranks.hosts());
+            root.put("ranksPerHost", ranks.ranksPerHost());
+        }
         root.put("passed", passed());
         ArrayNode arr = root.putArray("rows");
         for (Verifier.Row r : rows) {

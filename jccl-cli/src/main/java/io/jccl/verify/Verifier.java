@@ -43,7 +43,7 @@ public final class Verifier {
         public long seed = 1;
         public ReferenceMode reference = ReferenceMode.AUTO;
         public Duration timeout = Duration.ofMinutes(2);
-        /** threads: ranks as threads over the queue mesh; shm, tcp: ranks as JVM processes. */
+        /** threads: ranks as threads over the queue mesh; shm, tcp: ranks as JVM processes (unused with a bed). */
         public String transport = "threads";
         /** Told of the progress of the run. */
         public Listener listener = Listener.NONE;
@@ -163,7 +163,9 @@ public final class Verifier {
                 traffic.addAll(runner.traffic(lawCount));
             }
         }
-        return new Report(referenceName, s.transport, rows, traffic);
+        // on the bed the ranks ran as processes on its hosts, whatever s.transport says
+        return new Report(referenceName, s.bed != null ? Report.Ranks.onBed(s.bed.hosts(), s.bed.ranksPerHost(),
+                s.bed.link()) : Report.Ranks.of(s.transport), rows, traffic);
     }
 
     /**

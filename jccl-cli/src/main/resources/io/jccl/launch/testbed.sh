@@ -56,6 +56,7 @@ up() {
       *) die "unknown option $1" ;;
     esac
   done
+  # 16: the tools check it up front (Bed.MAX_HOSTS)
   [ "$hosts" -ge 1 ] && [ "$hosts" -le 16 ] || die "between 1 and 16 hosts, got $hosts"
   down
   mkdir -p "$state"

@@ -52,6 +52,26 @@ class CliErrorsTest {
         assertUsageError(Cli.run("tune", "--large", "16Q"), "tune", "'16Q' is not a size");
     }
 
+    /**
+     * A size whose buffer a Java array cannot hold is a usage error: the element count was cast to int, so 16G ran
+     * (and printed, successfully) rows of 0 elements, 8G failed with NegativeArraySizeException, and tune --large 16G
+     * divided by 0 bytes and stored Infinity as a beta in the tuning file.
+     */
+    @Test
+    void aSizeBeyondAJavaArrayIsAUsageError(@TempDir Path dir) {
+        assertUsageError(Cli.run("bench", "--sizes", "4,16G"), "bench", "'--sizes': 17179869184 bytes are "
+                + "4294967296 float32 elements, more than a Java array holds (2147483639, 8589934556 bytes)");
+        assertUsageError(Cli.run("bench", "--sizes", "8G", "--scale", "0.01"), "bench",
+                "'--sizes': 8589934592 bytes are 2147483648 float32 elements");
+        // allgather's buffer is rounded up to a multiple of the ranks, past the limit here
+        assertUsageError(Cli.run("bench", "--sizes", "8589934556", "--ops", "allgather", "--ranks", "3"), "bench",
+                "'--sizes': 8589934556 bytes are 2147483640 float32 elements");
+        Path tune = dir.resolve("tune.properties");
+        assertUsageError(Cli.run("tune", "--transport", "threads", "--ranks", "2", "--large", "16G", "--scale", "0.01",
+                "--output", tune.toString()), "tune", "'--large': 17179869184 bytes are 4294967296 float32 elements");
+        assertTrue(!Files.exists(tune));
+    }
+
     @Test
     void benchChecksEveryListBeforeMeasuring() {
         assertUsageError(Cli.run("bench", "--ops", "allreduce,frobnicate"), "bench", "unknown op 'frobnicate'");
@@ -59,6 +79,55 @@ class CliErrorsTest {
         assertUsageError(Cli.run("bench", "--compare", "gloo,nccl"), "bench", "'--compare': 'nccl'");
         assertUsageError(Cli.run("bench", "--ranks", "0"), "bench", "'--ranks': 0 (it must be at least 1)");
         assertUsageError(Cli.run("bench", "--link", "1gbit"), "bench", "give --hosts 2 or more");
+    }
+
+    /**
+     * An algorithm the ranks cannot run is a usage error: bench measured every other algorithm first (minutes) and
+     * then failed with status 1, losing the table; verify ran every case and reported each row as an error.
+     */
+    @Test
+    void anAlgorithmTheRanksCannotRunIsAUsageError() {
+        assertUsageError(Cli.run("bench", "--transport", "tcp", "--algorithms", "auto,shared_memory", "--sizes", "4"),
+                "bench", "'--algorithms': 'shared_memory' cannot run all_reduce here: algorithm SHARED_MEMORY needs "
+                        + "ranks that share memory (threads, or the shm transport)");
+        assertUsageError(Cli.run("verify", "--algorithm", "hierarchical", "--reference", "java", "--primitive",
+                "all_reduce", "--dtype", "float32", "--op", "sum", "--count", "5"), "verify",
+                "'--algorithm': 'hierarchical' cannot run all_reduce here: algorithm HIERARCHICAL needs ranks on "
+                        + "several hosts");
+        assertUsageError(Cli.run("verify", "--algorithm", "hierarchical", "--reference", "java"), "verify",
+                "it runs on the test bed: --hosts 2 or more with --ranks-per-host 2 or more");
+        assertUsageError(Cli.run("verify", "--algorithm", "shm", "--transport", "tcp", "--reference", "java"), "verify",
+                "it runs with --transport threads or shm, without --hosts");
+        // the bed's hosts share no memory; a hierarchical broadcast needs a power-of-two number of hosts
+        assertUsageError(Cli.run("bench", "--hosts", "2", "--algorithms", "shared_memory"), "bench",
+                "SHARED_MEMORY needs ranks that share memory");
+        assertUsageError(Cli.run("bench", "--hosts", "3", "--ops", "allreduce,broadcast", "--algorithms",
+                "hierarchical"), "bench", "'hierarchical' cannot run broadcast here: algorithm HIERARCHICAL broadcast "
+                + "needs a power-of-two number of hosts, not 3");
+        assertUsageError(Cli.run("bench", "--hosts", "2", "--ranks-per-host", "1", "--algorithms", "hierarchical"),
+                "bench", "--ranks-per-host 2 or more");
+    }
+
+    /** What the ranks can run still runs: an operation without the algorithm runs its default, as before. */
+    @Test
+    void anAlgorithmTheRanksCanRunIsTaken() {
+        Cli r = Cli.run("verify", "--algorithm", "shared_memory", "--reference", "java", "--primitive",
+                "all_reduce,all_to_all", "--dtype", "float32", "--op", "sum", "--count", "5", "--world", "2");
+        assertEquals(0, r.status, r.both());
+        assertTrue(r.out.contains("SHARED_MEMORY"), r.both());
+    }
+
+    /**
+     * More hosts than the test bed has is a usage error, before the bed is built: 17 failed at run time, in the bed's
+     * script as root (which then took down any bed this machine had up) or on the need for root.
+     */
+    @Test
+    void moreHostsThanTheBedHasIsAUsageError() {
+        for (String command : new String[] {"bench", "verify", "tune"}) {
+            assertUsageError(Cli.run(command, "--hosts", "17"), command,
+                    "Invalid value for option '--hosts': 17 (the test bed has at most 16 hosts)");
+            assertUsageError(Cli.run(command, "--hosts", "0"), command, "'--hosts': 0 (it must be at least 1)");
+        }
     }
 
     @Test

@@ -64,6 +64,45 @@ class ProgressTest {
         assertFalse(buf.toString(StandardCharsets.UTF_8).contains("\r"));
     }
 
+    /** Whether progress draws in place is decided by where stderr goes, where the progress is written. */
+    @Test
+    void aTerminalIsWhereStderrGoes() {
+        java.util.function.BooleanSupplier consoleYes = () -> true;
+        java.util.function.BooleanSupplier consoleNo = () -> false;
+        assertTrue(Progress.onTerminal("/dev/pts/3", "xterm-256color", consoleNo)); // jccl bench > out.txt
+        assertTrue(Progress.onTerminal("/dev/tty1", null, consoleNo));
+        assertTrue(Progress.onTerminal("/dev/console", "linux", consoleNo));
+        assertFalse(Progress.onTerminal("/tmp/bench.log", "xterm", consoleYes)); // jccl bench 2>bench.log
+        assertFalse(Progress.onTerminal("pipe:[123456]", "xterm", consoleYes)); // jccl bench 2>&1 | tee
+        assertFalse(Progress.onTerminal("/dev/null", "xterm", consoleYes));
+        assertFalse(Progress.onTerminal("/dev/pts/3", "dumb", consoleYes));
+        // no /proc (not Linux): the JDK's answer for stdin and stdout
+        assertTrue(Progress.onTerminal(null, "xterm", consoleYes));
+        assertFalse(Progress.onTerminal(null, "xterm", consoleNo));
+    }
+
+    /**
+     * {@code jccl bench 2>bench.log} run from a terminal (stdin and stdout on one, as {@code script} gives them): the
+     * log filled with carriage returns and bars; it gets a line per finished step.
+     */
+    @Test
+    void stderrToAFileFromATerminalGetsLinesNotBars(@TempDir Path dir) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/script")),
+                "needs script (util-linux) for a terminal");
+        Path log = dir.resolve("bench.log");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        String cmd = "'" + java + "' -cp '" + System.getProperty("java.class.path") + "' io.jccl.cli.Main bench "
+                + "--ranks 2 --sizes 4 --scale 0.01 2>'" + log + "'";
+        Process p = new ProcessBuilder("/usr/bin/script", "-qec", cmd, "/dev/null").redirectErrorStream(true)
+                .redirectOutput(dir.resolve("terminal.txt").toFile()).start();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "jccl bench did not finish");
+        String err = Files.readString(log);
+        assertEquals(0, p.exitValue(), err + Files.readString(dir.resolve("terminal.txt")));
+        assertFalse(err.contains("\r"), "bars in the log: " + err.replace("\r", "\\r"));
+        assertTrue(progressLines(err, "jccl bench").get(0).startsWith("jccl bench: 1/1 all_reduce AUTO measured"),
+                err);
+    }
+
     @Test
     void benchPrintsAStepPerAlgorithmOnStderrAndOnlyTheTableOnStdout(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("rows.json");

@@ -161,6 +161,57 @@ class LaunchTest {
         }
     }
 
+    /**
+     * SIGTERM while the ranks are still starting: the shutdown hook stopped the ranks started so far, and the start
+     * loop went on starting the others, which outlived the launcher. No process of the job may be left.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldLeaveNoRankWhenTerminatedWhileStartingThem() throws Exception {
+        String mark = "launch-test-" + java.util.UUID.randomUUID();
+        ProcessBuilder pb = new ProcessBuilder(ProcessJob.java(), "-cp", System.getProperty("java.class.path"),
+                "io.jccl.cli.Main", "launch", "-n", "64", "--cpu-bind", "none", "--", "sleep", "600")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put("JCCL_TEST_MARK", mark); // every rank inherits it
+        Process launcher = pb.start();
+        try {
+            long until = System.nanoTime() + 60_000_000_000L;
+            while (launcher.children().findAny().isEmpty()) {
+                assertTrue(launcher.isAlive() && System.nanoTime() < until, "no rank started");
+                Thread.sleep(1);
+            }
+            launcher.destroy(); // SIGTERM as soon as the first rank exists
+            assertTrue(launcher.waitFor(30, TimeUnit.SECONDS));
+            List<Long> left = ranksMarked(mark);
+            assertTrue(left.isEmpty(), left.size() + " ranks outlived their launcher: " + left);
+        } finally {
+            launcher.destroyForcibly();
+            for (long pid : ranksMarked(mark)) {
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+    }
+
+    /** The live processes whose environment has JCCL_RANK and {@code JCCL_TEST_MARK=mark}. */
+    private static List<Long> ranksMarked(String mark) throws java.io.IOException {
+        List<Long> pids = new ArrayList<>();
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> procs =
+                     java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/proc"), "[0-9]*")) {
+            for (java.nio.file.Path p : procs) {
+                List<String> env;
+                try {
+                    env = List.of(new String(java.nio.file.Files.readAllBytes(p.resolve("environ")),
+                            StandardCharsets.UTF_8).split("\0"));
+                } catch (java.io.IOException | SecurityException gone) {
+                    continue;
+                }
+                if (env.contains("JCCL_TEST_MARK=" + mark) && env.stream().anyMatch(e -> e.startsWith("JCCL_RANK="))) {
+                    pids.add(Long.parseLong(p.getFileName().toString()));
+                }
+            }
+        }
+        return pids;
+    }
+
     /** A rank killed with SIGKILL over shm: the launcher stops the others and no segment of the job is left. */
     @org.junit.jupiter.api.Test
     void shouldLeaveNoSegmentWhenARankIsKilled() throws Exception {

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -229,6 +230,10 @@ class MultiHostTest {
                     "--primitive", "all_reduce,broadcast,all_gather,reduce_scatter", "--count", "4099,100000");
             System.out.println(out);
             assertTrue(out.contains("RESULT: PASS"), out);
+            // it named the queue mesh of threads, the settings' default transport, which the bed does not use
+            assertTrue(out.contains("jccl verify: processes on 2 simulated hosts of the test bed (2 per host"), out);
+            assertTrue(out.contains("Per-rank byte counters over the test bed"), out);
+            assertFalse(out.contains("ranks as threads"), out);
         }
     }
 

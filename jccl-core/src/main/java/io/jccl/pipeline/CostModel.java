@@ -74,7 +74,7 @@ public final class CostModel {
                 Properties read = new Properties();
                 read.load(in);
                 for (String k : read.stringPropertyNames()) {
-                    Double.parseDouble(read.getProperty(k)); // reject garbage early
+                    check(k, read.getProperty(k)); // reject garbage early
                     m.values.setProperty(k, read.getProperty(k));
                 }
             } catch (IOException | NumberFormatException e) {
@@ -110,7 +110,7 @@ public final class CostModel {
             Properties read = new Properties();
             read.load(new java.io.StringReader(text));
             for (String k : read.stringPropertyNames()) {
-                Double.parseDouble(read.getProperty(k));
+                check(k, read.getProperty(k));
                 m.values.setProperty(k, read.getProperty(k));
             }
         } catch (IOException | NumberFormatException e) {
@@ -119,8 +119,38 @@ public final class CostModel {
         return m;
     }
 
-    /** A copy with {@code transport}'s {@code kind} ("link" or "arena") parameters replaced. */
+    /**
+     * {@code value} of parameter {@code key} as a number, which must be finite and not negative: an infinite or
+     * NaN cost (a {@code jccl tune} that divided by zero wrote {@code Infinity} once) made every algorithm cost the
+     * same, or none comparable, and AUTO's choice meaningless.
+     *
+     * @throws NumberFormatException naming the parameter and its value
+     */
+    private static double check(String key, String value) {
+        double v;
+        try {
+            v = Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            throw new NumberFormatException(key + "=" + value + " is not a number");
+        }
+        if (!Double.isFinite(v) || v < 0) {
+            throw new NumberFormatException(key + "=" + value + " is not a finite number of 0 or more");
+        }
+        return v;
+    }
+
+    /**
+     * A copy with {@code transport}'s {@code kind} ("link" or "arena") parameters replaced.
+     *
+     * @throws IllegalArgumentException if {@code alpha} or {@code beta} is not a finite number of 0 or more
+     */
     public CostModel with(String transport, String kind, double alpha, double beta) {
+        try {
+            check(transport + "." + kind + ".alpha_us", Double.toString(alpha));
+            check(transport + "." + kind + ".beta_us_per_byte", Double.toString(beta));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("cost-model parameter " + e.getMessage(), e);
+        }
         Properties p = new Properties();
         p.putAll(values);
         set(p, transport, kind, alpha, beta);

@@ -1,0 +1,52 @@
+package io.jccl.pipeline;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The cost model takes only finite parameters of 0 or more. {@code jccl tune --large 16G} divided by a buffer of 0
+ * bytes and wrote {@code Infinity} as a beta, which every later AUTO call read without a word.
+ */
+class CostModelTest {
+
+    @Test
+    void aTuningFileWithAnInfiniteOrNegativeValueIsRefusedNamingIt(@TempDir Path dir) throws Exception {
+        for (String bad : new String[] {"Infinity", "-Infinity", "NaN", "-0.5"}) {
+            Path file = Files.writeString(dir.resolve("tune.properties"),
+                    "shm.link.alpha_us=9.5\nshm.link.beta_us_per_byte=" + bad + "\n");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CostModel.load(file), bad);
+            assertEquals("cannot read the tuning file " + file + ": shm.link.beta_us_per_byte=" + bad
+                    + " is not a finite number of 0 or more", e.getMessage());
+            IllegalArgumentException p = assertThrows(IllegalArgumentException.class,
+                    () -> CostModel.parse("tcp.link.alpha_us=" + bad + "\n"), bad);
+            assertTrue(p.getMessage().contains("tcp.link.alpha_us=" + bad + " is not a finite number"), p.getMessage());
+        }
+        Path garbage = Files.writeString(dir.resolve("garbage.properties"), "shm.link.alpha_us=fast\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CostModel.load(garbage));
+        assertEquals("cannot read the tuning file " + garbage + ": shm.link.alpha_us=fast is not a number",
+                e.getMessage());
+    }
+
+    @Test
+    void measuredParametersMustBeFinite() {
+        CostModel m = CostModel.defaults();
+        assertThrows(IllegalArgumentException.class, () -> m.with("shm", "link", 10, Double.POSITIVE_INFINITY));
+        assertThrows(IllegalArgumentException.class, () -> m.with("shm", "link", Double.NaN, 0.001));
+        assertEquals(0.001, m.with("shm", "link", 10, 0.001).link("shm")[1], 0);
+    }
+
+    @Test
+    void goodFilesStillLoad(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("tune.properties"), "shm.link.alpha_us=0\nshm.link.beta_us_per_byte="
+                + "7.0E-4\n");
+        assertEquals(0, CostModel.load(file).link("shm")[0], 0);
+        assertEquals(7.0E-4, CostModel.load(file).link("shm")[1], 0);
+    }
+}
