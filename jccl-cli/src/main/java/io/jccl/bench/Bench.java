@@ -310,6 +310,19 @@ public final class Bench {
         return count;
     }
 
+    /**
+     * The heap, MiB, a rank's process needs for rows of at most {@code count} float32 elements: its input, output and
+     * in-place arrays (three per row, {@link Sample}) and 256 MiB besides; at least 1 GiB.
+     */
+    public static long heapMiB(long count) {
+        return Math.max(1024, (12 * count >> 20) + 256);
+    }
+
+    /** {@link #heapMiB} as a {@code -Xmx} value: {@code 1024m}. */
+    public static String heap(long count) {
+        return heapMiB(count) + "m";
+    }
+
     /** {@link #elements}, which must be at most {@link #MAX_COUNT}: the commands check their sizes first. */
     private static int rowCount(OpType op, long bytes, int n) {
         long count = elements(op, bytes, n);

@@ -100,7 +100,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M", converter = Options.Size.class,
             description = "Buffer sizes in bytes, K/M/G suffixes (full buffer; all_gather: output, reduce_scatter: "
-                + "input), each at most a Java array of float32 (8G less 36 bytes) (default: ${DEFAULT-VALUE}).")
+                + "input), each at most a Java array of float32 (8G less 36 bytes) whose arrays fit in memory: a rank "
+                + "process gets a heap of three times the largest size and 256M (at least 1G), ranks as threads share "
+                + "this JVM's (default: ${DEFAULT-VALUE}).")
     List<Long> sizes;
 
     @Option(names = "--scale", defaultValue = "1.0",
@@ -182,7 +184,8 @@ public final class BenchCommand implements Callable<Integer> {
         int world = hosts > 1 ? hosts * ranksPerHost : ranks;
         for (long b : sizes) {
             for (OpType op : opTypes) {
-                Options.fits(spec, "--sizes", b, op, world);
+                Options.fits(spec, "--sizes", b, op, world, transport.equals("threads") && hosts < 2,
+                        hosts > 1 ? ranksPerHost : ranks);
             }
         }
         // an algorithm these ranks cannot run failed at run time, after every other row had been measured
@@ -389,8 +392,13 @@ public final class BenchCommand implements Callable<Integer> {
             for (long b : bytes) {
                 args.add(Long.toString(b));
             }
-            int status = bed != null ? bed.runWorkers("1g", args, work.log())
-                    : work.runWorkers(name, ranks, transport, "1g", args);
+            long most = 1;
+            for (long b : bytes) {
+                most = Math.max(most, Bench.elements(op, b, ranks)); // within a few elements of any world's
+            }
+            String heap = Bench.heap(most); // 1 GiB, or what the largest row's arrays need
+            int status = bed != null ? bed.runWorkers(heap, args, work.log())
+                    : work.runWorkers(name, ranks, transport, heap, args);
             if (status != 0) {
                 throw new IllegalStateException("bench workers failed: " + work.logTail(30));
             }

@@ -229,6 +229,44 @@ final class Options {
         }
     }
 
+    /**
+     * As {@link #fits}, and a usage error when the rows' arrays would not fit in memory: ranks as threads share this
+     * JVM's heap ({@code threads}: three arrays per rank, {@link io.jccl.bench.Bench#heapMiB}), ranks as processes
+     * each get a heap of {@link io.jccl.bench.Bench#heapMiB}, {@code ranksOnHost} of them on this host's memory.
+     */
+    static void fits(CommandSpec spec, String option, long bytes, io.jccl.OpType op, int world, boolean threads,
+                     int ranksOnHost) {
+        fits(spec, option, bytes, op, world);
+        long count = io.jccl.bench.Bench.elements(op, bytes, world);
+        long mib = 1 << 20;
+        if (threads) {
+            long need = 12 * count * world + 256 * mib;
+            long have = Runtime.getRuntime().maxMemory();
+            if (need > have) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': "
+                        + bytes + " bytes need about " + need / mib + " MiB of this JVM's heap for " + world
+                        + " ranks as threads, which has " + have / mib + " MiB (a larger -Xmx, or ranks as processes: "
+                        + "--transport shm)");
+            }
+            return;
+        }
+        long heap = io.jccl.bench.Bench.heapMiB(count) * mib;
+        long memory = totalMemory();
+        if (memory > 0 && heap * ranksOnHost > memory) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + bytes
+                    + " bytes need a heap of about " + heap / mib + " MiB for each of the " + ranksOnHost
+                    + " ranks of a host, more than its " + memory / mib + " MiB of memory");
+        }
+    }
+
+    /** This host's physical memory in bytes, or 0 when the JVM does not say. */
+    private static long totalMemory() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean
+                ? ((com.sun.management.OperatingSystemMXBean) os).getTotalMemorySize() : 0;
+    }
+
     /** A usage error of {@code spec}'s command that no single option value explains. */
     static ParameterException usage(CommandSpec spec, String message) {
         return new ParameterException(spec.commandLine(), message);

@@ -48,8 +48,8 @@ public final class TuneCommand implements Callable<Integer> {
     String link;
 
     @Option(names = "--large", defaultValue = "16M", converter = Options.Size.class,
-            description = "The large size, bytes with K/M/G suffixes, at most 8G less 36 bytes "
-                + "(default: ${DEFAULT-VALUE}).")
+            description = "The large size, bytes with K/M/G suffixes, at most 8G less 36 bytes and what fits in "
+                + "memory, as for jccl bench --sizes (default: ${DEFAULT-VALUE}).")
     long large;
 
     @Option(names = "--scale", defaultValue = "1.0", description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
@@ -74,7 +74,8 @@ public final class TuneCommand implements Callable<Integer> {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
         }
         // an int cast made 16 GiB a buffer of 0 elements, and Infinity the beta written to the tuning file
-        Options.fits(spec, "--large", large, OpType.ALL_REDUCE, hosts > 1 ? hosts : ranks);
+        Options.fits(spec, "--large", large, OpType.ALL_REDUCE, hosts > 1 ? hosts : ranks,
+                transport.equals("threads") && hosts < 2, hosts > 1 ? 2 : ranks);
         progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";
@@ -90,7 +91,9 @@ public final class TuneCommand implements Callable<Integer> {
         PrintStream out = System.out;
         io.jccl.JcclSettings settings = io.jccl.JcclSettings.fromEnvironment();
         Path file = output != null ? output.toPath() : settings.tuneFile();
-        CostModel model = CostModel.load(file);
+        // a value that cannot be (an older jccl tune's Infinity) is dropped, so that tuning again repairs the file
+        CostModel model = CostModel.load(file, why -> System.err.println("jccl tune: " + file + ": " + why
+                + "; left out (the built-in figure stands until measured)"));
         // across hosts: the tcp link on the bed, then the messages within a host (two shm ranks on this machine;
         // the hierarchical algorithms' pipelined phases within a host use messages), each under its own name
         // (CostModel.INTER_HOST, INTRA_HOST), so one host's tcp and shm figures stay as they are

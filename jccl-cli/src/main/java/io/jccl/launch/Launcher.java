@@ -215,6 +215,14 @@ public final class Launcher {
         Thread hook = new Thread(() -> { // SIGTERM, Ctrl-C: run()'s own clean-up below does not run then
             synchronized (children) { // no rank starts once this is set: stopAll below sees every one started
                 stopping = true;
+                long until = System.nanoTime() + GRACE_MS * 1_000_000;
+                try {
+                    while (starting > 0 && until - System.nanoTime() > 0) { // a start in progress lists its rank
+                        children.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
             stopAll("the launcher is exiting");
             removeSegmentsOfChildren(); // of a rank killed after the grace period, which could not remove its own
@@ -242,22 +250,36 @@ public final class Launcher {
                 env.put("JCCL_MASTER_PORT", Integer.toString(masterPort));
                 env.put("JCCL_TRANSPORT", transport);
                 env.put(JobSecret.ENV, secret.toHex());
-                Process p;
-                // started and listed under the lock that the shutdown hook sets stopping under: a signal while the
-                // ranks were starting stopped those started before it, and the loop went on starting the others,
-                // which outlived the launcher (and whose segments it then removed under them)
+                // a rank is listed under the lock that the shutdown hook sets stopping under, and the hook waits (a
+                // bounded time) for a start in progress: a signal while the ranks were starting stopped those started
+                // before it, and the loop went on starting the others, which outlived the launcher (and whose
+                // segments it then removed under them). The start itself is not under the lock: an exec that stalls
+                // must not hold off the hook beyond its wait.
                 synchronized (children) {
                     if (stopping) {
                         break;
                     }
-                    try {
-                        p = pb.start();
-                    } catch (IOException e) {
-                        throw new IOException("cannot start rank " + rank + " (" + command.get(0) + "): "
-                                + e.getMessage(), e);
-                    }
-                    children.add(p);
+                    starting++;
                 }
+                Process started = null;
+                try {
+                    started = pb.start();
+                } catch (IOException e) {
+                    throw new IOException("cannot start rank " + rank + " (" + command.get(0) + "): "
+                            + e.getMessage(), e);
+                } finally {
+                    synchronized (children) {
+                        if (started != null) {
+                            children.add(started); // the hook lists it: it waited for this start to end
+                        }
+                        starting--;
+                        children.notifyAll();
+                    }
+                }
+                if (stopping) {
+                    break;
+                }
+                Process p = started;
                 Thread pump = new Thread(() -> pump(rank, p), "jccl-launch-out-" + rank);
                 pump.setDaemon(true); // a pipe held by a rank's leftover process must not keep the launcher alive
                 pump.start();
@@ -314,6 +336,8 @@ public final class Launcher {
      */
     /** Set by the shutdown hook: the launcher was stopped (SIGTERM, Ctrl-C), and its ranks with it. */
     private volatile boolean stopping;
+    /** Ranks being started (their exec in progress); guarded by {@code children}. */
+    private int starting;
 
     private void removeSegmentsOfChildren() {
         java.util.Set<Long> pids = new java.util.HashSet<>();

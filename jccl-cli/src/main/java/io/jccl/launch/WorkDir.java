@@ -66,11 +66,18 @@ public final class WorkDir implements AutoCloseable {
      * still runs then.
      */
     public Process start(ProcessBuilder pb) throws IOException {
+        Process p = pb.start(); // not under a lock: an exec that stalls must not hold off the shutdown hook
         synchronized (this) {
-            Process p = pb.start();
             processes.add(p);
-            return p;
         }
+        boolean late;
+        synchronized (OPEN) {
+            late = exiting; // the hook sets it before it lists the processes: one it could not list is killed here
+        }
+        if (late) {
+            ProcessTree.kill(p.toHandle());
+        }
+        return p;
     }
 
     /** The shutdown hook: kills the processes of every open directory, then removes the directories. */

@@ -72,6 +72,21 @@ class CliErrorsTest {
         assertTrue(!Files.exists(tune));
     }
 
+    /**
+     * Rows whose arrays do not fit in memory are a usage error: a rank process's heap was 1 GiB whatever the sizes,
+     * so a row above about 256 MiB died of OutOfMemoryError after the rows before it had been measured, and the
+     * table was lost. A process now gets what its largest row needs; what this host cannot give is refused.
+     */
+    @Test
+    void rowsThatDoNotFitInMemoryAreAUsageError() {
+        assertUsageError(Cli.run("bench", "--transport", "shm", "--ranks", "16", "--sizes", "4,2G"), "bench",
+                "'--sizes': 2147483648 bytes need a heap of about 6400 MiB for each of the 16 ranks of a host");
+        assertUsageError(Cli.run("bench", "--transport", "threads", "--ranks", "8", "--sizes", "4,2G"), "bench",
+                "'--sizes': 2147483648 bytes need about 49408 MiB of this JVM's heap for 8 ranks as threads");
+        assertEquals("1024m", io.jccl.bench.Bench.heap(1));
+        assertEquals("3328m", io.jccl.bench.Bench.heap(256L << 20)); // 1 GiB rows: 3 GiB of arrays and 256 MiB
+    }
+
     @Test
     void benchChecksEveryListBeforeMeasuring() {
         assertUsageError(Cli.run("bench", "--ops", "allreduce,frobnicate"), "bench", "unknown op 'frobnicate'");

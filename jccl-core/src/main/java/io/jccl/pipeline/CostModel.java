@@ -68,13 +68,31 @@ public final class CostModel {
     }
 
     public static CostModel load(Path file) {
+        return load(file, null);
+    }
+
+    /**
+     * As {@link #load(Path)}, but a value that is not a finite number of 0 or more is left out (its built-in figure
+     * stays) and told to {@code dropped}, unless that is null (then it fails as {@link #load(Path)} does): for
+     * {@code jccl tune}, which rewrites the file, so that a file an older version wrote with {@code Infinity} can be
+     * repaired by tuning again.
+     */
+    public static CostModel load(Path file, java.util.function.Consumer<String> dropped) {
         CostModel m = defaults();
         if (Files.isRegularFile(file)) {
             try (InputStream in = Files.newInputStream(file)) {
                 Properties read = new Properties();
                 read.load(in);
                 for (String k : read.stringPropertyNames()) {
-                    check(k, read.getProperty(k)); // reject garbage early
+                    try {
+                        check(k, read.getProperty(k)); // reject garbage early
+                    } catch (NumberFormatException e) {
+                        if (dropped == null) {
+                            throw e;
+                        }
+                        dropped.accept(e.getMessage());
+                        continue;
+                    }
                     m.values.setProperty(k, read.getProperty(k));
                 }
             } catch (IOException | NumberFormatException e) {

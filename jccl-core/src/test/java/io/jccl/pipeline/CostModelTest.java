@@ -34,6 +34,18 @@ class CostModelTest {
                 e.getMessage());
     }
 
+    /** What {@code jccl tune} reads before it rewrites the file: the bad value left out and said, the rest kept. */
+    @Test
+    void tuningAgainDropsABadValueAndKeepsTheOthers(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("tune.properties"),
+                "shm.link.alpha_us=9.5\nshm.link.beta_us_per_byte=Infinity\n");
+        java.util.List<String> said = new java.util.ArrayList<>();
+        CostModel m = CostModel.load(file, said::add);
+        assertEquals(java.util.List.of("shm.link.beta_us_per_byte=Infinity is not a finite number of 0 or more"), said);
+        assertEquals(9.5, m.link("shm")[0], 0);
+        assertEquals(CostModel.defaults().link("shm")[1], m.link("shm")[1], 0);
+    }
+
     @Test
     void measuredParametersMustBeFinite() {
         CostModel m = CostModel.defaults();
