@@ -24,16 +24,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BenchPeersTest {
 
     private static Path script(Path dir, String name, String body) throws Exception {
-        Path s = Files.writeString(dir.resolve(name), "#!/bin/sh\n" + body + "\n");
-        assertTrue(s.toFile().setExecutable(true));
-        return s;
+        return FakeProgram.script(dir, name, body);
     }
 
     private static long pid(Path file) throws Exception {
-        for (int i = 0; i < 500 && (!Files.exists(file) || Files.readString(file).isBlank()); i++) {
-            Thread.sleep(10);
-        }
-        return Long.parseLong(Files.readString(file).trim());
+        return FakeProgram.pid(file);
     }
 
     /** Asserts the process in {@code pidFile} is gone (and kills it if not, not to leave it behind). */

@@ -24,16 +24,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class TorchProbeTest {
 
     private static Path script(Path dir, String body) throws Exception {
-        Path s = Files.writeString(dir.resolve("python"), "#!/bin/sh\n" + body + "\n");
-        assertTrue(s.toFile().setExecutable(true));
-        return s;
+        return io.jccl.cli.FakeProgram.script(dir, "python", body);
     }
 
     private static long pid(Path file) throws Exception {
-        for (int i = 0; i < 500 && (!Files.exists(file) || Files.readString(file).isBlank()); i++) {
-            Thread.sleep(10);
-        }
-        return Long.parseLong(Files.readString(file).trim());
+        return io.jccl.cli.FakeProgram.pid(file);
     }
 
     @Test
