@@ -953,14 +953,17 @@ public interface Communicator extends AutoCloseable {
 
     /**
      * A communicator of the ranks {@code ranks} of this one (torch's {@code new_group}), ranked in increasing order
-     * of their rank here; null on the ranks not in it. A collective call: every rank of this communicator calls it
+     * of their rank here; null on the ranks not in it. Its calls name ranks as the group numbers them (a root, a
+     * peer: 0 is its lowest member), as NCCL's and MPI's communicators do; torch's collectives on a group take global
+     * ranks instead. A collective call: every rank of this communicator calls it
      * with the same ranks, in any order (a rank whose list differs makes every rank fail, naming it). Built on
      * {@link #split}: it shares this one's links; close it before this one.
      *
      * @param ranks the ranks of this communicator that form the group, at least one, each once, in any order
      * @return this rank's communicator of the group, or null when this rank is not in {@code ranks}
      * @throws IllegalArgumentException when {@code ranks} is empty, lists a rank twice or one not of this
-     *         communicator (checked before anything is sent)
+     *         communicator (on every rank alike: the ranks' lists are gathered first, so that a bad one fails them
+     *         all, naming the rank that gave it)
      */
     Communicator newGroup(int... ranks);
 

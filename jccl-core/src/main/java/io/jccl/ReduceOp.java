@@ -4,7 +4,8 @@ package io.jccl;
  * Reduction operators, with torch.distributed's semantics.
  *
  * <p>{@link #AVG} is SUM followed by division by the world size in the element type (floating types round the
- * quotient once; integer types truncate toward zero, as NCCL does). The bitwise operators apply only to integer
+ * quotient once; integer types truncate toward zero, as NCCL does; the sum wraps first, so an 8-bit AVG of 200 and
+ * 200 is 72; torch's gloo refuses AVG). The bitwise operators apply only to integer
  * types. The {@link #id()} is stable: it is what the wire header carries.
  */
 public enum ReduceOp {

@@ -48,6 +48,11 @@ final class SharedRounds {
      * one round).
      */
     static void run(CollectiveCall call, SharedArena a, int total, int perRound, Publish publish, Read read) {
+        if (perRound < 1) { // a round of nothing would never end the call
+            throw new IllegalStateException("rank " + call.rank() + ": the shared exchange buffers (" + a.bufferBytes()
+                    + " bytes) cannot hold a round of this call on " + call.size() + " ranks; give them more room "
+                    + "(JCCL_LOCAL_ARENA_BYTES, JCCL_SHM_ARENA_BYTES) or choose a message algorithm");
+        }
         int start = 0;
         boolean first = true;
         do {
