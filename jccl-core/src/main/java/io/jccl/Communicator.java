@@ -991,7 +991,10 @@ public interface Communicator extends AutoCloseable {
      */
     void abort(String reason);
 
-    /** Releases this rank's resources; later calls raise {@link CommunicatorAbortedException}. */
+    /**
+     * Releases this rank's resources; later calls raise {@link CommunicatorAbortedException}. A close while another
+     * thread's close runs returns when that one has ended (its peers told), so a program may exit after it.
+     */
     @Override
     void close();
 }

@@ -341,23 +341,47 @@ public final class DefaultCommunicator implements Communicator {
     /**
      * Closes the sub-groups made from this communicator (they run over its transport), ends the call in flight, if
      * any, and waits for it to leave (up to 10 s); then closes the trace this communicator opened, the async thread
-     * and the transport. Later calls fail; a second close does nothing.
+     * and the transport. Later calls fail. A close while another thread's close runs returns when that one has ended
+     * (at most {@link #CLOSE_WAIT_SECONDS} s): a program that closed on one thread and exited on another ended the
+     * first close before its goodbyes went out, and its peers took it for dead. A close after that does nothing.
      */
     @Override
     public void close() {
         subGroups.closeAll(); // they run over this communicator's transport
         if (!failures.close()) {
+            awaitClosed();
             return;
         }
-        trace.close();
-        execution.shutdown();
-        pointToPoint.shutdown();
-        if (ownsDiagnostics) {
-            diagnostics.close();
-        } else { // a sub-group's: its parent's recorder and transport go on, without what they kept for it
-            diagnostics.recorder().forget(communicatorId);
-            transport.forget(communicatorId);
+        try {
+            trace.close();
+            execution.shutdown();
+            pointToPoint.shutdown();
+            if (ownsDiagnostics) {
+                diagnostics.close();
+            } else { // a sub-group's: its parent's recorder and transport go on, without what they kept for it
+                diagnostics.recorder().forget(communicatorId);
+                transport.forget(communicatorId);
+            }
+            transport.close();
+        } finally {
+            closed.countDown();
         }
-        transport.close();
+    }
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DefaultCommunicator.class);
+    /** How long a close waits for another thread's close to end. */
+    static final long CLOSE_WAIT_SECONDS = 30;
+    /** Counted down once the first close has ended. */
+    private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+
+    /** Waits for the close that another thread began to end (bounded; an interrupt ends the wait, its status kept). */
+    private void awaitClosed() {
+        try {
+            if (!closed.await(CLOSE_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
+                LOG.warn("rank {}: another thread's close() has not ended within {} s", rank(), CLOSE_WAIT_SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
