@@ -76,7 +76,7 @@ class ReadmeExampleTest {
                     P2POp.irecv(Tensor.of(fromLeft), (rank + 2) % 3, 0),
                     P2POp.isend(Tensor.of(toRight), (rank + 1) % 3, 0)));
             works.forEach(Work::await);
-            Communicator pair = world.newGroup(0, 1);                 // torch's new_group; null on rank 2
+            Communicator pair = world.newGroup(0, 1);                 // torch's new_group; null on rank 2; its ranks: 0, 1
             if (pair != null) {
                 try (pair) {
                     pair.broadcast(toRight, 0);

@@ -315,7 +315,12 @@ public final class Bench {
      * in-place arrays (three per row, {@link Sample}) and 256 MiB besides; at least 1 GiB.
      */
     public static long heapMiB(long count) {
-        return Math.max(1024, (12 * count >> 20) + 256);
+        return Math.max(1024, (arrayBytes(count) >> 20) + 256);
+    }
+
+    /** The bytes of a rank's arrays for rows of at most {@code count} float32 elements: three arrays of them. */
+    public static long arrayBytes(long count) {
+        return 12 * count;
     }
 
     /** {@link #heapMiB} as a {@code -Xmx} value: {@code 1024m}. */

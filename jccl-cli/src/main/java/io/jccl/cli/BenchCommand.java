@@ -184,8 +184,7 @@ public final class BenchCommand implements Callable<Integer> {
         int world = hosts > 1 ? hosts * ranksPerHost : ranks;
         for (long b : sizes) {
             for (OpType op : opTypes) {
-                Options.fits(spec, "--sizes", b, op, world, transport.equals("threads") && hosts < 2,
-                        hosts > 1 ? ranksPerHost : ranks);
+                Options.fits(spec, "--sizes", b, op, world, transport.equals("threads") && hosts < 2, world);
             }
         }
         // an algorithm these ranks cannot run failed at run time, after every other row had been measured

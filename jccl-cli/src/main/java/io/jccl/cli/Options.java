@@ -230,17 +230,19 @@ final class Options {
     }
 
     /**
-     * As {@link #fits}, and a usage error when the rows' arrays would not fit in memory: ranks as threads share this
-     * JVM's heap ({@code threads}: three arrays per rank, {@link io.jccl.bench.Bench#heapMiB}), ranks as processes
-     * each get a heap of {@link io.jccl.bench.Bench#heapMiB}, {@code ranksOnHost} of them on this host's memory.
+     * As {@link #fits}, and a usage error when the rows' arrays (three per rank, {@link io.jccl.bench.Bench#arrayBytes})
+     * would not fit in memory: ranks as threads ({@code threads}) in this JVM's heap, ranks as processes
+     * ({@code ranksHere} of them on this machine: the test bed's hosts are all on it) in its memory. A process's
+     * heap limit ({@link io.jccl.bench.Bench#heapMiB}, at least 1 GiB) is a ceiling, not what it uses.
      */
     static void fits(CommandSpec spec, String option, long bytes, io.jccl.OpType op, int world, boolean threads,
-                     int ranksOnHost) {
+                     int ranksHere) {
         fits(spec, option, bytes, op, world);
         long count = io.jccl.bench.Bench.elements(op, bytes, world);
         long mib = 1 << 20;
+        long perRank = io.jccl.bench.Bench.arrayBytes(count);
         if (threads) {
-            long need = 12 * count * world + 256 * mib;
+            long need = perRank * world;
             long have = Runtime.getRuntime().maxMemory();
             if (need > have) {
                 throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': "
@@ -250,12 +252,11 @@ final class Options {
             }
             return;
         }
-        long heap = io.jccl.bench.Bench.heapMiB(count) * mib;
         long memory = totalMemory();
-        if (memory > 0 && heap * ranksOnHost > memory) {
+        if (memory > 0 && perRank * ranksHere > memory) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + bytes
-                    + " bytes need a heap of about " + heap / mib + " MiB for each of the " + ranksOnHost
-                    + " ranks of a host, more than its " + memory / mib + " MiB of memory");
+                    + " bytes need about " + perRank / mib + " MiB for each of the " + ranksHere
+                    + " rank processes on this machine, more than its " + memory / mib + " MiB of memory");
         }
     }
 

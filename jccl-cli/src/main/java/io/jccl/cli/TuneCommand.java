@@ -75,7 +75,7 @@ public final class TuneCommand implements Callable<Integer> {
         }
         // an int cast made 16 GiB a buffer of 0 elements, and Infinity the beta written to the tuning file
         Options.fits(spec, "--large", large, OpType.ALL_REDUCE, hosts > 1 ? hosts : ranks,
-                transport.equals("threads") && hosts < 2, hosts > 1 ? 2 : ranks);
+                transport.equals("threads") && hosts < 2, hosts > 1 ? hosts : ranks);
         progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";

@@ -24,8 +24,10 @@ public final class WorkDir implements AutoCloseable {
     private static final Set<WorkDir> OPEN = new LinkedHashSet<>();
     /** Whether the shutdown hook is registered: once, with the first directory. */
     private static boolean hooked;
-    /** Set by the shutdown hook: no directory is made from then on. */
+    /** Set by the shutdown hook: no directory is made, and no process started, from then on. */
     private static boolean exiting;
+    /** Processes being started (their exec in progress), which the shutdown hook waits for a bounded time. */
+    private static int starting;
     /**
      * How long the shutdown hook keeps removing a directory that is not empty yet: ranks stopped meanwhile by their
      * launcher's own hook (within {@link Launcher#GRACE_MS}) or this JVM's other threads may still write into it.
@@ -66,18 +68,24 @@ public final class WorkDir implements AutoCloseable {
      * still runs then.
      */
     public Process start(ProcessBuilder pb) throws IOException {
-        Process p = pb.start(); // not under a lock: an exec that stalls must not hold off the shutdown hook
-        synchronized (this) {
-            processes.add(p);
-        }
-        boolean late;
         synchronized (OPEN) {
-            late = exiting; // the hook sets it before it lists the processes: one it could not list is killed here
+            if (exiting) {
+                throw new IOException("not starting a process: this JVM is exiting");
+            }
+            starting++;
         }
-        if (late) {
-            ProcessTree.kill(p.toHandle());
+        try {
+            Process p = pb.start(); // not under a lock: an exec that stalls must not hold off the hook beyond its wait
+            synchronized (this) {
+                processes.add(p); // before the hook lists them: it waits for a start in progress
+            }
+            return p;
+        } finally {
+            synchronized (OPEN) {
+                starting--;
+                OPEN.notifyAll();
+            }
         }
-        return p;
     }
 
     /** The shutdown hook: kills the processes of every open directory, then removes the directories. */
@@ -85,6 +93,14 @@ public final class WorkDir implements AutoCloseable {
         List<WorkDir> open;
         synchronized (OPEN) {
             exiting = true;
+            long until = System.nanoTime() + Launcher.GRACE_MS * 1_000_000;
+            try {
+                while (starting > 0 && until - System.nanoTime() > 0) { // a start in progress lists its process
+                    OPEN.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             open = new ArrayList<>(OPEN);
         }
         for (WorkDir w : open) {

@@ -80,9 +80,12 @@ class CliErrorsTest {
     @Test
     void rowsThatDoNotFitInMemoryAreAUsageError() {
         assertUsageError(Cli.run("bench", "--transport", "shm", "--ranks", "16", "--sizes", "4,2G"), "bench",
-                "'--sizes': 2147483648 bytes need a heap of about 6400 MiB for each of the 16 ranks of a host");
+                "'--sizes': 2147483648 bytes need about 6144 MiB for each of the 16 rank processes on this machine");
         assertUsageError(Cli.run("bench", "--transport", "threads", "--ranks", "8", "--sizes", "4,2G"), "bench",
-                "'--sizes': 2147483648 bytes need about 49408 MiB of this JVM's heap for 8 ranks as threads");
+                "'--sizes': 2147483648 bytes need about 49152 MiB of this JVM's heap for 8 ranks as threads");
+        // the bed's hosts are all on this machine: 16 ranks of 8 hosts, not the 2 of one host
+        assertUsageError(Cli.run("bench", "--hosts", "8", "--ranks-per-host", "2", "--sizes", "2G"), "bench",
+                "'--sizes': 2147483648 bytes need about 6144 MiB for each of the 16 rank processes on this machine");
         assertEquals("1024m", io.jccl.bench.Bench.heap(1));
         assertEquals("3328m", io.jccl.bench.Bench.heap(256L << 20)); // 1 GiB rows: 3 GiB of arrays and 256 MiB
     }
