@@ -121,6 +121,7 @@ final class OrderedExecution {
         Signature sig = new Signature(p.op(), seq, p.dtype(), p.count(), p.root(), p.reduceOp(), p.algorithm());
         call = new CollectiveCall(transport, Streams.collective(communicatorId), sig, p.timeout(), counters, scratch,
                 0);
+        call.countInTurn();
         call.startLate(onStart);
         return call;
     }
@@ -136,7 +137,7 @@ final class OrderedExecution {
         long record = record();
         call.observe(diagnostics.recorder(), record);
         diagnostics.recorder().started(record, progress, currentSeq, nowNanos);
-        counters.add(current.op(), Counter.CALLS, 1);
+        counters.addInTurn(current.op(), Counter.CALLS, 1);
     }
 
     /**

@@ -46,6 +46,8 @@ public final class CollectiveCall {
     /** Told once when a call that {@link #startLate starts late} starts; null for others. */
     private CallStart onStart;
     private final TrafficCounters counters;
+    /** {@link #countInTurn}. */
+    private boolean inTurn;
     private int step;
     private String phase = "start";
     private long bytesSent;
@@ -211,6 +213,7 @@ public final class CollectiveCall {
         this.scratch = parent.scratch;
         this.stepBase = parent.stepBase + stepBase;
         this.tally = detached ? this : parent.tally;
+        this.inTurn = parent.inTurn && !detached; // a detached subgroup's thread counts beside the parent's
         int[] ranks = new int[members.length];
         for (int i = 0; i < members.length; i++) {
             ranks[i] = parent.w(members[i]);
@@ -453,8 +456,8 @@ public final class CollectiveCall {
             throw timedOut(w(peer), step, "sending " + data.byteSize() + " bytes to rank " + w(peer)
                     + ", which has not received them (its buffer from this rank stayed full)");
         }
-        counters.add(signature.op(), Counter.MESSAGES_SENT, 1);
-        counters.add(signature.op(), Counter.BYTES_SENT, data.byteSize());
+        count(Counter.MESSAGES_SENT, 1);
+        count(Counter.BYTES_SENT, data.byteSize());
         tally.messagesSent++;
         tally.bytesSent += data.byteSize();
         if (tally.peersSent == null) {
@@ -646,8 +649,8 @@ public final class CollectiveCall {
                     d[2]);
         }
         long bytes = (long) h.payloadCount() * signature.dtype().sizeBytes();
-        counters.add(signature.op(), Counter.MESSAGES_RECEIVED, 1);
-        counters.add(signature.op(), Counter.BYTES_RECEIVED, bytes);
+        count(Counter.MESSAGES_RECEIVED, 1);
+        count(Counter.BYTES_RECEIVED, bytes);
         tally.messagesReceived++;
         tally.bytesReceived += bytes;
         if (tally.peersReceived == null) {
@@ -1018,10 +1021,28 @@ public final class CollectiveCall {
         return -1;
     }
 
+    /**
+     * Marks this call as one of its communicator's sequence, run on the thread whose turn it is (the pipeline's):
+     * it and the subgroups it makes on that thread count with {@link TrafficCounters#addInTurn}, without an atomic
+     * instruction; a {@link #detachedSubgroup}, which another thread runs meanwhile, counts atomically.
+     */
+    public void countInTurn() {
+        this.inTurn = true;
+    }
+
+    /** Adds to this call's operation's counter {@code c}: see {@link #countInTurn}. */
+    private void count(Counter c, long delta) {
+        if (inTurn) {
+            counters.addInTurn(signature.op(), c, delta);
+        } else {
+            counters.add(signature.op(), c, delta);
+        }
+    }
+
     /** Counts shared-memory traffic: bytes this rank wrote for its peers and bytes it read from theirs. */
     public void countShared(long bytesWritten, long bytesRead) {
-        counters.add(signature.op(), Counter.BYTES_SENT, bytesWritten);
-        counters.add(signature.op(), Counter.BYTES_RECEIVED, bytesRead);
+        count(Counter.BYTES_SENT, bytesWritten);
+        count(Counter.BYTES_RECEIVED, bytesRead);
         tally.bytesSent += bytesWritten;
         tally.bytesReceived += bytesRead;
     }

@@ -64,7 +64,12 @@ public interface SharedArena {
     /** Records that every rank arrived at {@code round} with this rank's signature. */
     void settled(long round);
 
-    /** Marks the start of a call; fails if the transport is closed. Must be paired with {@link #exit()}. */
+    /**
+     * Marks the start of a call; fails if the transport is closed. Must be paired with {@link #exit()}. No lock: the
+     * calls of the one communicator that uses an arena (its transport's; a sub-group's transport has none) already
+     * run one at a time, in its sequence order, on the thread whose turn it is, and each turn's end happens-before
+     * the next turn's start ({@code OrderedExecution}); within a call only that thread touches the arena.
+     */
     void enter();
 
     void exit();

@@ -18,7 +18,6 @@ import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.util.Map;
 import java.util.WeakHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 
 import static io.jccl.transport.shm.ShmSegmentDescriptor.*;
 
@@ -56,7 +55,6 @@ final class ShmArena extends AbstractArena {
     /** By rank: its whole segment, little-endian (the frame header's order), for the signature slots. */
     private final ByteBuffer[] little;
     private final Buf[] chunks = new Buf[DataType.values().length];
-    private final ReentrantLock lock = new ReentrantLock();
     /**
      * The tensors {@link #allocate} handed out, with their offsets in the registered region. Keyed by identity
      * (a tensor is equal only to itself; the entry checks it too), weakly: a tensor the caller dropped goes.
@@ -108,16 +106,11 @@ final class ShmArena extends AbstractArena {
 
     @Override
     public void enter() {
-        lock.lock();
-        if (transport.isClosed()) {
-            lock.unlock();
-            throw transport.closedException();
-        }
+        ensureOpen();
     }
 
     @Override
     public void exit() {
-        lock.unlock();
     }
 
     private void ensureOpen() {
