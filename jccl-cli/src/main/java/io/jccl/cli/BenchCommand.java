@@ -94,8 +94,9 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Algorithms to measure, each a set of rows: auto (the cost model's choice per size, shown as "
                     + "AUTO:<choice>), ring, tree, halving_doubling, bruck, shared_memory (threads or shm), ordered, "
                     + "hierarchical (across hosts: --hosts, 2 or more ranks per host); an operation without an "
-                    + "algorithm has no rows of it, one that these ranks cannot run is a usage error (default: "
-                    + "${DEFAULT-VALUE}).")
+                    + "algorithm has no rows of it, one that these ranks cannot run is a usage error, as is one other "
+                    + "than auto and ordered for allreduce, reducescatter and reduce under JCCL_DETERMINISTIC=1, "
+                    + "which runs them as ordered (default: ${DEFAULT-VALUE}).")
     List<String> algorithms;
 
     @Option(names = "--sizes", split = ",", defaultValue = "4,1K,64K,1M,16M,64M", converter = Options.Size.class,
@@ -187,11 +188,13 @@ public final class BenchCommand implements Callable<Integer> {
                 Options.fits(spec, "--sizes", b, op, world, transport.equals("threads") && hosts < 2, world);
             }
         }
-        // an algorithm these ranks cannot run failed at run time, after every other row had been measured
+        // an algorithm these ranks cannot run failed at run time, after every other row had been measured; one that
+        // deterministic mode overrides ran ORDERED under its name (the rows are float32)
+        boolean deterministic = io.jccl.JcclSettings.fromEnvironment().deterministic();
         for (int i = 0; i < algorithmList.size(); i++) {
             for (OpType op : opTypes) {
                 Options.runnable(spec, "--algorithms", algorithms.get(i).trim(), op, Bench.label(op),
-                        algorithmList.get(i), transport, ranks, hosts, ranksPerHost);
+                        algorithmList.get(i), true, deterministic, transport, ranks, hosts, ranksPerHost);
             }
         }
     }

@@ -166,17 +166,23 @@ final class Options {
 
     /**
      * Why {@code algorithm} cannot run {@code op} on the ranks a command is about to run, or null when it can, or
-     * when {@code op} has no such algorithm (the commands then run that operation's default). The rule is the
-     * algorithm's own ({@code CollectiveAlgorithm.unsupported}, which refuses the call at run time), asked of the
-     * topology those ranks will have: ranks as threads and shm ranks share an arena, tcp ranks do not; on the test
-     * bed ({@code hosts} above 1) there are {@code ranksPerHost} ranks per host over shm+tcp, and no arena that spans
-     * the hosts.
+     * when {@code op} has no such algorithm (bench then has no rows of it; verify asks about the default it runs
+     * instead). Deterministic mode first ({@link #overridden}: what runs would be ORDERED under another name); then
+     * the algorithm's own rule ({@code CollectiveAlgorithm.unsupported}, which refuses the call at run time), asked
+     * of the topology those ranks will have: ranks as threads and shm ranks share an arena, tcp ranks do not; on the
+     * test bed ({@code hosts} above 1) there are {@code ranksPerHost} ranks per host over shm+tcp, and no arena that
+     * spans the hosts. {@code floating}: whether the calls include a floating-point type; {@code deterministic}:
+     * the ranks' {@code JCCL_DETERMINISTIC}.
      */
-    static String unsupported(io.jccl.OpType op, io.jccl.Algorithm algorithm, String transport, int world, int hosts,
-                              int ranksPerHost) {
+    static String unsupported(io.jccl.OpType op, io.jccl.Algorithm algorithm, boolean floating, boolean deterministic,
+                              String transport, int world, int hosts, int ranksPerHost) {
         io.jccl.algorithm.CollectiveAlgorithm a = io.jccl.algorithm.AlgorithmRegistry.standard().find(op, algorithm);
         if (a == null) {
             return null;
+        }
+        String overridden = overridden(op, algorithm, floating, deterministic);
+        if (overridden != null) {
+            return overridden + "; ask for ordered or auto, or unset " + io.jccl.JcclSettings.DETERMINISTIC_ENV;
         }
         io.jccl.algorithm.Topology topology;
         if (hosts > 1) {
@@ -204,12 +210,30 @@ final class Options {
     }
 
     /**
+     * Why {@code op} asked to run {@code algorithm} would run ORDERED instead, or null when it runs
+     * {@code algorithm}: deterministic mode ({@code deterministic}, the ranks' {@code JCCL_DETERMINISTIC}) runs every
+     * floating-point call ({@code floating}: the calls include a floating-point type) of an operation that has
+     * {@link io.jccl.Algorithm#ORDERED} as ORDERED, whatever algorithm is asked for
+     * ({@code CommunicatorConfig.withDeterministic}). The library overrides it without a word; the commands, which
+     * measure or check the algorithm they are given, would report ORDERED under its name.
+     */
+    static String overridden(io.jccl.OpType op, io.jccl.Algorithm algorithm, boolean floating, boolean deterministic) {
+        if (!deterministic || !floating || algorithm == io.jccl.Algorithm.AUTO || algorithm == io.jccl.Algorithm.ORDERED
+                || io.jccl.algorithm.AlgorithmRegistry.standard().find(op, io.jccl.Algorithm.ORDERED) == null) {
+            return null;
+        }
+        return io.jccl.JcclSettings.DETERMINISTIC_ENV + "=1 runs its floating-point calls as ORDERED (summed in rank "
+                + "order), not " + algorithm;
+    }
+
+    /**
      * A usage error of {@code option} when {@code algorithm} ({@code given} on the command line) cannot run
      * {@code op} (named {@code opName}) there: see {@link #unsupported}.
      */
     static void runnable(CommandSpec spec, String option, String given, io.jccl.OpType op, String opName,
-                         io.jccl.Algorithm algorithm, String transport, int world, int hosts, int ranksPerHost) {
-        String why = unsupported(op, algorithm, transport, world, hosts, ranksPerHost);
+                         io.jccl.Algorithm algorithm, boolean floating, boolean deterministic, String transport,
+                         int world, int hosts, int ranksPerHost) {
+        String why = unsupported(op, algorithm, floating, deterministic, transport, world, hosts, ranksPerHost);
         if (why != null) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': '" + given
                     + "' cannot run " + opName + " here: " + why);

@@ -26,7 +26,8 @@ import java.util.concurrent.Callable;
                 + "shared-memory allreduce for the shared arena (threads and shm). Writes them to the tuning file "
                 + "(JCCL_TUNE_FILE, default ~/.jccl/tune.properties), which every communicator reads at its first "
                 + "AUTO call, and prints what AUTO then picks per size. Every rank of a job must see the same file. "
-                + "Progress goes to stderr."})
+                + "Refused under JCCL_DETERMINISTIC=1, which runs those allreduces as ordered. Progress goes to "
+                + "stderr."})
 public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--transport", defaultValue = "shm", paramLabel = "threads|shm|tcp",
             converter = Options.Transport.class,
@@ -76,20 +77,28 @@ public final class TuneCommand implements Callable<Integer> {
         // an int cast made 16 GiB a buffer of 0 elements, and Infinity the beta written to the tuning file
         Options.fits(spec, "--large", large, OpType.ALL_REDUCE, hosts > 1 ? hosts : ranks,
                 transport.equals("threads") && hosts < 2, hosts > 1 ? hosts : ranks);
+        // deterministic mode ran the float32 ring and shared-memory allreduces measured as ORDERED, whose figures
+        // went into the file as theirs
+        io.jccl.JcclSettings settings = io.jccl.JcclSettings.fromEnvironment();
+        String overridden = Options.overridden(OpType.ALL_REDUCE, Algorithm.RING, true, settings.deterministic());
+        if (overridden != null) {
+            throw Options.usage(spec, "jccl tune measures the float32 ring allreduce, but " + overridden + "; unset "
+                    + io.jccl.JcclSettings.DETERMINISTIC_ENV + " for jccl tune (deterministic jobs read the figures "
+                    + "it writes alike)");
+        }
         progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";
             ranks = hosts;
             try (io.jccl.launch.Bed bed = io.jccl.launch.Bed.up(hosts, 1, link)) {
-                return tune(bed);
+                return tune(bed, settings);
             }
         }
-        return tune(null);
+        return tune(null, settings);
     }
 
-    private int tune(io.jccl.launch.Bed bed) throws Exception {
+    private int tune(io.jccl.launch.Bed bed, io.jccl.JcclSettings settings) throws Exception {
         PrintStream out = System.out;
-        io.jccl.JcclSettings settings = io.jccl.JcclSettings.fromEnvironment();
         Path file = output != null ? output.toPath() : settings.tuneFile();
         // a value that cannot be (an older jccl tune's Infinity) is dropped, so that tuning again repairs the file
         CostModel model = CostModel.load(file, why -> System.err.println("jccl tune: " + file + ": " + why

@@ -60,7 +60,9 @@ public final class VerifyCommand implements Callable<Integer> {
             description = "Algorithm where a primitive has it: ring (gloo's order: every row must be identical), "
                 + "auto (the cost model's choice), tree, halving_doubling, bruck, shared_memory (threads or shm), "
                 + "ordered, hierarchical (with --hosts, 2 or more ranks per host); a primitive without it runs its "
-                + "default; one that these ranks cannot run is a usage error (default: ${DEFAULT-VALUE}).")
+                + "default; one that these ranks cannot run is a usage error, as is, under JCCL_DETERMINISTIC=1, "
+                + "one other than auto and ordered that a floating-point all_reduce, reduce_scatter or reduce would "
+                + "run, since the mode runs them as ordered (default: ${DEFAULT-VALUE}).")
     String algorithm;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the inputs (default: ${DEFAULT-VALUE}).")
@@ -134,11 +136,16 @@ public final class VerifyCommand implements Callable<Integer> {
         if (link != null && hosts < 2) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
         }
-        // an algorithm these ranks cannot run made every row of its primitives an error, after running them all
+        // an algorithm these ranks cannot run made every row of its primitives an error, after running them all;
+        // one that deterministic mode overrides (asked for, or the default a primitive without it runs) ran ORDERED
+        // under its name, and as RING was held to gloo's bits
+        boolean deterministic = io.jccl.JcclSettings.fromEnvironment().deterministic();
+        boolean floating = s.dtypes.stream().anyMatch(DataType::isFloatingPoint);
         for (int w : hosts > 1 ? List.of(hosts * ranksPerHost) : worlds) {
             for (io.jccl.OpType p : s.primitives) {
-                Options.runnable(spec, "--algorithm", algorithm.trim(), p, Primitive.of(p).torchName(), s.algorithm,
-                        transport, w, hosts, ranksPerHost);
+                Options.runnable(spec, "--algorithm", algorithm.trim(), p, Primitive.of(p).torchName(),
+                        io.jccl.verify.JcclRunner.algorithmFor(s.algorithm, p), floating, deterministic, transport, w,
+                        hosts, ranksPerHost);
             }
         }
         return s;

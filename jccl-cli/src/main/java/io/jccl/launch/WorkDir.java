@@ -15,9 +15,9 @@ import java.util.stream.Stream;
 
 /**
  * A temporary directory for one batch of worker processes (verify, train and bench run their ranks as JVMs of
- * this tool; gloo's and Open MPI's runs are here too), removed with everything in it on close, or when this JVM
- * exits first (SIGTERM, Ctrl-C: the try-with-resources that closes it does not unwind then), after the processes
- * {@link #start started} for it are killed.
+ * this tool; gloo's and Open MPI's runs, and the probe for torch, are here too), removed with everything in it on
+ * close, or when this JVM exits first (SIGTERM, Ctrl-C: the try-with-resources that closes it does not unwind
+ * then), after the processes {@link #start started} for it are killed.
  */
 public final class WorkDir implements AutoCloseable {
     /** The directories not closed yet, which the shutdown hook removes (guarded by itself, as are the two below). */

@@ -53,23 +53,22 @@ public final class GlooReference {
 
     /**
      * Probes {@code py} for torch, for at most {@code limit}: past it the interpreter and every process it started
-     * are killed and the answer is null, {@code why[0]} saying it did not answer.
+     * are killed and the answer is null, {@code why[0]} saying it did not answer. The interpreter is a process of a
+     * {@link io.jccl.launch.WorkDir}, whose output goes to the directory's log: when this JVM exits during the probe
+     * (SIGTERM, Ctrl-C), the interpreter and what it started are killed too.
      */
     public static GlooReference find(String py, Duration limit, String[] why) {
-        Process p = null;
-        try {
-            p = new ProcessBuilder(py, "-c", "import torch, torch.distributed as d; "
+        try (io.jccl.launch.WorkDir work = io.jccl.launch.WorkDir.create("jccl-torch-probe-")) {
+            Process p = work.start(new ProcessBuilder(py, "-c", "import torch, torch.distributed as d; "
                     + "assert d.is_available() and d.is_gloo_available(); print(torch.__version__)")
-                    .redirectErrorStream(true).start();
+                    .redirectErrorStream(true).redirectOutput(work.log().toFile()));
             p.getOutputStream().close();
-            // read on a thread of its own: reading to the end returned only when every process holding the pipe had
-            // exited, so an interpreter that never answered hung the probe past any limit
-            Output output = new Output(p.getInputStream());
             if (!io.jccl.launch.ProcessTree.waitFor(p, limit)) {
                 why[0] = py + " did not answer within " + limit.toSeconds() + " s";
                 return null;
             }
-            String out = output.text(Duration.ofSeconds(2)).trim();
+            // a file, not a pipe: what a process it left running holds open does not delay the answer
+            String out = new String(Files.readAllBytes(work.log()), StandardCharsets.UTF_8).trim();
             String[] lines = out.split("\n");
             if (p.exitValue() != 0) {
                 why[0] = "torch with gloo is not importable by " + py + " (" + lines[lines.length - 1] + ")";
@@ -83,41 +82,6 @@ public final class GlooReference {
             Thread.currentThread().interrupt();
             why[0] = "interrupted";
             return null;
-        } finally {
-            if (p != null && p.isAlive()) {
-                io.jccl.launch.ProcessTree.kill(p.toHandle());
-            }
-        }
-    }
-
-    /** A process's output, read by a daemon thread as it comes. */
-    private static final class Output {
-        private final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        private final Thread reader;
-
-        Output(InputStream in) {
-            reader = new Thread(() -> {
-                byte[] b = new byte[8192];
-                try (in) {
-                    for (int n; (n = in.read(b)) >= 0; ) {
-                        synchronized (bytes) {
-                            bytes.write(b, 0, n);
-                        }
-                    }
-                } catch (IOException ignored) {
-                    // the process is gone
-                }
-            }, "jccl-torch-probe-output");
-            reader.setDaemon(true); // a process left holding the pipe must not keep this JVM alive
-            reader.start();
-        }
-
-        /** What was read once the stream ended, or after {@code wait} (a process it started may hold the pipe). */
-        String text(Duration wait) throws InterruptedException {
-            reader.join(Math.max(1, wait.toMillis()));
-            synchronized (bytes) {
-                return bytes.toString(StandardCharsets.UTF_8);
-            }
         }
     }
 

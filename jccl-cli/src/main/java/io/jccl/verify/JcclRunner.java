@@ -53,7 +53,7 @@ public final class JcclRunner implements CaseRunner {
      * The algorithm a case runs with: AUTO (the communicator's cost model chooses), else the requested one where
      * the primitive has it, else the primitive's message-passing default.
      */
-    static Algorithm algorithmFor(Algorithm algorithm, OpType op) {
+    public static Algorithm algorithmFor(Algorithm algorithm, OpType op) {
         return algorithm == Algorithm.AUTO || Algorithm.available(op).contains(algorithm) ? algorithm
                 : Algorithm.resolve(op, Algorithm.AUTO);
     }

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -136,6 +137,48 @@ class CliErrorsTest {
     }
 
     /**
+     * Under JCCL_DETERMINISTIC=1, which runs every floating-point allreduce, reduce_scatter and reduce as ORDERED
+     * whatever algorithm is asked for, an algorithm the mode overrides is a usage error that names the variable:
+     * bench --transport tcp --algorithms shared_memory refused it for want of shared memory, though ORDERED would run
+     * (and before that check ran it and printed ORDERED's rows as SHARED_MEMORY); verify's default ring ran ORDERED
+     * as RING and held it to gloo's bits, as did the ring a primitive without the algorithm asked for runs; tune
+     * wrote ORDERED's figures as the ring's. auto and ordered, and integer types, still run.
+     */
+    @Test
+    void anAlgorithmDeterministicModeOverridesIsAUsageError(@TempDir Path dir) throws Exception {
+        Map<String, String> env = Map.of("JCCL_DETERMINISTIC", "1");
+        String why = "JCCL_DETERMINISTIC=1 runs its floating-point calls as ORDERED (summed in rank order), not ";
+        assertRealUsageError(realMain(env, "bench", "--transport", "tcp", "--algorithms", "auto,shared_memory",
+                "--sizes", "4"), "bench", "'--algorithms': 'shared_memory' cannot run all_reduce here: " + why
+                + "SHARED_MEMORY; ask for ordered or auto, or unset JCCL_DETERMINISTIC");
+        assertRealUsageError(realMain(env, "verify", "--reference", "java"), "verify",
+                "'--algorithm': 'ring' cannot run all_reduce here: " + why + "RING");
+        assertRealUsageError(realMain(env, "verify", "--algorithm", "bruck", "--primitive", "reduce_scatter",
+                "--reference", "java"), "verify", "'bruck' cannot run reduce_scatter here: " + why + "RING");
+        Path tune = dir.resolve("tune.properties");
+        assertRealUsageError(realMain(env, "tune", "--transport", "threads", "--ranks", "2", "--scale", "0.01",
+                "--output", tune.toString()), "tune", "jccl tune measures the float32 ring allreduce, but " + why
+                + "RING; unset JCCL_DETERMINISTIC");
+        assertTrue(!Files.exists(tune));
+        String[] ran = realMain(env, "verify", "--algorithm", "ring", "--reference", "java", "--primitive",
+                "all_reduce", "--dtype", "int32", "--op", "sum", "--count", "5", "--world", "2");
+        assertEquals("0", ran[0], ran[1]);
+        assertTrue(ran[1].contains("RING"), ran[1]);
+        ran = realMain(env, "bench", "--transport", "threads", "--ranks", "2", "--algorithms", "auto,ordered",
+                "--sizes", "4", "--scale", "0.01");
+        assertEquals("0", ran[0], ran[1]);
+        assertTrue(ran[1].contains("AUTO:ORDERED") && ran[1].contains(" ORDERED "), ran[1]);
+    }
+
+    /** As {@link #assertUsageError}, of the real main's status and output. */
+    private static void assertRealUsageError(String[] r, String command, String message) {
+        assertEquals("2", r[0], r[1]);
+        assertTrue(r[1].contains(message), r[1]);
+        assertTrue(r[1].contains("Usage: jccl " + command), r[1]);
+        Cli.assertNoStackTrace(r[1]);
+    }
+
+    /**
      * More hosts than the test bed has is a usage error, before the bed is built: 17 failed at run time, in the bed's
      * script as root (which then took down any bed this machine had up) or on the need for root.
      */
@@ -250,18 +293,29 @@ class CliErrorsTest {
     @ValueSource(strings = {"bench --transport bogus", "bench --sizes 3X", "verify --transport bogus",
         "launch -n 0 -- true"})
     void theRealMainExitsWithStatus2(String args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
-                Main.class.getName()));
-        cmd.addAll(List.of(args.split(" ")));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String[] r = realMain(Map.of(), args.split(" "));
+        assertEquals("2", r[0], r[1]);
+        assertTrue(r[1].startsWith("Invalid value for option"), r[1]);
+        Cli.assertNoStackTrace(r[1]);
+    }
+
+    /**
+     * The real main run in a JVM of its own with {@code env} added to this one's environment (which the commands
+     * read, and {@link Cli} cannot set): its exit status, and its stdout and stderr together.
+     */
+    private static String[] realMain(Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
         String out;
         try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             out = in.lines().collect(Collectors.joining("\n"));
         }
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(2, p.exitValue(), out);
-        assertTrue(out.startsWith("Invalid value for option"), out);
-        Cli.assertNoStackTrace(out);
+        return new String[] {Integer.toString(p.exitValue()), out};
     }
 
     private static String[] concat(String[] a, String[] b) {

@@ -50,8 +50,8 @@ class WorkDirTest {
 
     /**
      * Runs {@code jccl ARGS} in a JVM of its own whose temporary directory is {@code tmp}, waits until a directory
-     * named {@code prefix}* is there and {@code ready} exists (null: at once), sends it SIGTERM, and returns the
-     * jccl-* entries left in {@code tmp} once it has exited.
+     * named {@code prefix}* is there (null: none) and {@code ready} exists (null: at once), sends it SIGTERM, and
+     * returns the jccl-* entries left in {@code tmp} once it has exited.
      */
     private static List<Path> terminatedWhileWorking(Path tmp, String prefix, Path ready, Map<String, String> env,
                                                      String... args) throws Exception {
@@ -64,8 +64,8 @@ class WorkDirTest {
         Process p = pb.start();
         try {
             long until = System.nanoTime() + 60_000_000_000L;
-            while (workDirs(tmp).stream().noneMatch(d -> d.getFileName().toString().startsWith(prefix))
-                    || (ready != null && !Files.exists(ready))) {
+            while ((prefix != null && workDirs(tmp).stream().noneMatch(d -> d.getFileName().toString()
+                    .startsWith(prefix))) || (ready != null && !Files.exists(ready))) {
                 assertTrue(p.isAlive(), "jccl ended before it made its work directory: "
                         + Files.readString(tmp.resolveSibling(tmp.getFileName() + ".log")));
                 assertTrue(System.nanoTime() < until, "no work directory " + prefix + "* in " + tmp);
@@ -118,6 +118,37 @@ class WorkDirTest {
                 assertFalse(alive, "the gloo reference's worker " + pid + " survived");
             }
         }
+        assertTrue(left.isEmpty(), "left behind: " + left);
+    }
+
+    /**
+     * {@code jccl verify} stopped by SIGTERM while its torch probe waits for an interpreter that does not answer (an
+     * import stuck on a network file system, a wrapper waiting on something): the probe's interpreter was no process
+     * of a work directory, so it ran on with what it had started, the probe's time limit gone with the JVM.
+     */
+    @Test
+    void aSignalDuringTheTorchProbeLeavesNoInterpreter(@TempDir Path dir) throws Exception {
+        Path tmp = Files.createDirectory(dir.resolve("tmp"));
+        Path pids = dir.resolve("python.pids");
+        Path python = io.jccl.cli.FakeProgram.script(dir, "python", "sleep 3600 &\necho $$ $! > " + pids + ".tmp\n"
+                + "mv " + pids + ".tmp " + pids + "\nwait");
+        List<Path> left;
+        List<Long> survived = new ArrayList<>();
+        try {
+            left = terminatedWhileWorking(tmp, null, pids, Map.of("JCCL_TORCH_PYTHON", python.toString()), "verify",
+                    "--world", "2", "--primitive", "all_reduce", "--dtype", "float32", "--op", "sum", "--count", "5");
+        } finally {
+            if (Files.exists(pids)) {
+                for (String pid : Files.readString(pids).trim().split(" ")) {
+                    ProcessHandle.of(Long.parseLong(pid)).filter(ProcessHandle::isAlive).ifPresent(h -> {
+                        survived.add(h.pid());
+                        h.destroyForcibly();
+                    });
+                }
+            }
+        }
+        assertTrue(survived.isEmpty(), "the probed interpreter and its child " + Files.readString(pids).trim()
+                + ": " + survived + " survived");
         assertTrue(left.isEmpty(), "left behind: " + left);
     }
 
