@@ -26,10 +26,14 @@ import java.util.concurrent.locks.LockSupport;
  * their own ({@link #STREAM}, communicator {@link #CONTROL_ID}), between the ranks of the world's transport. Their
  * payload is INT64:
  * <pre>
- *   question: [ 0 = QUESTION, communicator id, sequence number asked about ]
+ *   question: [ 0 = QUESTION, communicator id, sequence number asked about, question id ]
  *   answer:   [ 1 = ANSWER,   communicator id, last sequence number entered (-1 none, -2 unknown communicator),
- *               step waited at (-1: not waiting), rank waited for (of that communicator, -1: none) ]
+ *               step waited at (-1: not waiting), rank waited for (of that communicator, -1: none), question id ]
  * </pre>
+ *
+ * <p>Any thread of the asking process may read an answer off the stream (every wait of every communicator answers
+ * questions, and so drains it): the question id, unique in the asking process, takes the answer to the ask that is
+ * waiting for it, whichever thread read it, and an answer to an ask that has ended is dropped.
  */
 public final class ProgressExchange {
     /** The communicator id of the questions' stream: no communicator gets it. */
@@ -38,6 +42,11 @@ public final class ProgressExchange {
     public static final int STREAM = Streams.pointToPoint(CONTROL_ID);
     private static final long QUESTION = 0;
     private static final long ANSWER = 1;
+    /** Question ids of this process. */
+    private static final java.util.concurrent.atomic.AtomicLong QUESTIONS = new java.util.concurrent.atomic.AtomicLong();
+    /** The asks in progress in this process, by question id: their answers, by world rank. */
+    private static final java.util.Map<Long, java.util.concurrent.atomic.AtomicReferenceArray<long[]>> PENDING =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     private ProgressExchange() {
     }
@@ -83,23 +92,24 @@ public final class ProgressExchange {
     }
 
     /**
-     * Answers every question waiting for this rank, from what {@code recorder} knows; drops stray answers. Never
-     * waits; never throws (a peer that cannot be told is left alone).
+     * Answers every question waiting for this rank, from what {@code recorder} knows; hands answers to the asks of
+     * this process that wait for them, drops stray ones. Never waits; never throws (a peer that cannot be told is
+     * left alone).
      */
     public static void answer(Transport transport, FlightRecorder recorder) {
         Transport world = root(transport);
         for (int src = 0; src < world.size(); src++) {
             if (src != world.rank()) {
-                drain(world, src, recorder, null);
+                drain(world, src, recorder);
             }
         }
     }
 
     /**
-     * Reads the frames waiting from {@code src}: answers its questions; an answer goes into {@code answers} (by world
-     * rank) when that is not null. Returns why {@code src} is gone (it died, left), or null.
+     * Reads the frames waiting from {@code src}: answers its questions; an answer goes to the ask of this process
+     * whose question id it carries, if that still waits. Returns why {@code src} is gone (it died, left), or null.
      */
-    private static String drain(Transport world, int src, FlightRecorder recorder, long[][] answers) {
+    private static String drain(Transport world, int src, FlightRecorder recorder) {
         while (true) {
             Frame f;
             try {
@@ -119,7 +129,7 @@ public final class ProgressExchange {
             }
             long[] p = f.payload() instanceof long[] ? ((long[]) f.payload()).clone() : null;
             world.release(f);
-            if (p == null || p.length < 3) {
+            if (p == null || p.length < 4) {
                 continue;
             }
             if (p[0] == QUESTION) {
@@ -127,13 +137,16 @@ public final class ProgressExchange {
                 long entered = progress == null ? -2 : progress.entered();
                 int[] wait = progress == null ? new int[] {-1, -1} : recorder.waitOf(progress);
                 try {
-                    send(world, src, new long[] {ANSWER, p[1], entered, wait[0], wait[1]},
+                    send(world, src, new long[] {ANSWER, p[1], entered, wait[0], wait[1], p[3]},
                             System.nanoTime() + 10_000_000L); // never waits long: unsent, the asker decides without it
                 } catch (RuntimeException e) {
                     // it cannot be told: it learns nothing, as if this rank had not answered
                 }
-            } else if (p[0] == ANSWER && answers != null && p.length >= 5) {
-                answers[src] = p;
+            } else if (p[0] == ANSWER && p.length >= 6) {
+                java.util.concurrent.atomic.AtomicReferenceArray<long[]> answers = PENDING.get(p[5]);
+                if (answers != null) {
+                    answers.set(src, p);
+                }
             }
         }
     }
@@ -147,16 +160,30 @@ public final class ProgressExchange {
     public static Report[] ask(Transport transport, FlightRecorder recorder, int comm, int[] members, long seq,
                                long windowNanos, Runnable stop) {
         Transport world = root(transport);
-        long[][] answers = new long[world.size()][];
+        long id = QUESTIONS.getAndIncrement();
+        java.util.concurrent.atomic.AtomicReferenceArray<long[]> answers =
+                new java.util.concurrent.atomic.AtomicReferenceArray<>(world.size());
+        PENDING.put(id, answers);
+        try {
+            return ask(world, recorder, comm, members, seq, windowNanos, stop, id, answers);
+        } finally {
+            PENDING.remove(id);
+        }
+    }
+
+    private static Report[] ask(Transport world, FlightRecorder recorder, int comm, int[] members, long seq,
+                                long windowNanos, Runnable stop, long id,
+                                java.util.concurrent.atomic.AtomicReferenceArray<long[]> answers) {
         String[] gone = new String[world.size()];
+        long sendDeadline = System.nanoTime() + windowNanos / 2; // one for all: several full buffers add no time
         for (int m : members) {
             if (m == world.rank()) {
                 continue;
             }
             try {
-                if (!send(world, m, new long[] {QUESTION, comm, seq}, System.nanoTime() + windowNanos / 2)) {
-                    gone[m] = "its buffer from this rank stayed full for " + windowNanos / 2_000_000
-                            + " ms: it stopped receiving, stopped, hung, or busy outside jccl";
+                if (!send(world, m, new long[] {QUESTION, comm, seq, id}, sendDeadline)) {
+                    gone[m] = "its buffer from this rank stayed full while this rank asked (up to "
+                            + windowNanos / 2_000_000 + " ms): it stopped receiving, stopped, hung, or busy outside jccl";
                 }
             } catch (PeerLostException e) {
                 gone[m] = e.getMessage();
@@ -171,9 +198,10 @@ public final class ProgressExchange {
                 if (m == world.rank() || gone[m] != null) {
                     continue;
                 }
-                String why = drain(world, m, recorder, answers);
-                if (answers[m] == null || answers[m][1] != comm) {
-                    answers[m] = null;
+                String why = drain(world, m, recorder);
+                long[] a = answers.get(m);
+                if (a == null || a[1] != comm) {
+                    answers.set(m, null);
                     if (why != null) {
                         gone[m] = why;
                     } else {
@@ -181,7 +209,7 @@ public final class ProgressExchange {
                     }
                 }
             }
-            answer(world, recorder); // the ranks outside this communicator that ask too
+            answer(world, recorder); // the ranks outside this communicator that ask too, and answers just come
             if (all || System.nanoTime() - end >= 0) {
                 break;
             }
@@ -194,7 +222,7 @@ public final class ProgressExchange {
             if (m == world.rank()) {
                 continue;
             }
-            long[] a = answers[m];
+            long[] a = answers.get(m);
             out[i] = a == null ? new Report(i, false, -1, -1, -1, gone[m]) : new Report(i, true, a[2], a[3], a[4], null);
         }
         return out;
