@@ -30,13 +30,22 @@ abstract class HierarchicalAlgorithm implements CollectiveAlgorithm {
 
     /**
      * Whether a call's phases within a host can go through the host's shared arena ({@link io.jccl.step.CollectiveCall#hostArena}):
-     * the transport has one and each exchange buffer holds at least {@code elementsPerRound} elements of the
-     * call's type (one per block of a round). It depends on nothing a rank chooses alone, so it is the same on every
-     * rank: the hosts' arenas have rank 0's size, and the arenas copy arrays and direct buffers alike (one rank's
-     * tensor over memory and another's array in the same call take the same path).
+     * the transport has one and each exchange buffer holds at least one element of the call's type for each of the
+     * {@code blocks} blocks of a round ({@link #perBlock}). It depends on nothing a rank chooses alone, so it is the
+     * same on every rank: the hosts' arenas have rank 0's size, and the arenas copy arrays and direct buffers alike
+     * (one rank's tensor over memory and another's array in the same call take the same path).
      */
-    static boolean throughHostArena(io.jccl.step.CollectiveCall call, int elementsPerRound, io.jccl.buffer.Buf operand) {
+    static boolean throughHostArena(io.jccl.step.CollectiveCall call, int blocks, io.jccl.buffer.Buf operand) {
         io.jccl.transport.SharedArena a = call.hostArena();
-        return a != null && a.bufferBytes() / operand.dtype().sizeBytes() >= elementsPerRound;
+        return a != null && perBlock(a, blocks, operand) >= 1;
+    }
+
+    /**
+     * How many elements of each of {@code blocks} blocks of {@code operand}'s type an exchange buffer of {@code a}
+     * holds in a round: the size of the rounds of a phase within a host through the arena. At least 1 where
+     * {@link #throughHostArena} chose the arena; below, {@link SharedRounds#run} fails saying so.
+     */
+    static int perBlock(io.jccl.transport.SharedArena a, int blocks, io.jccl.buffer.Buf operand) {
+        return a.bufferBytes() / operand.dtype().sizeBytes() / blocks;
     }
 }

@@ -81,7 +81,7 @@ public final class HierarchicalAllGather extends HierarchicalAlgorithm {
         int hosts = at.hosts();
         int l = at.local.length;
         int me = host.rank();
-        int perRound = Math.max(1, a.bufferBytes() / output.dtype().sizeBytes() / hosts);
+        int perRound = perBlock(a, hosts, output);
         a.enter();
         try {
             SharedRounds.run(host, a, c, perRound, (half, start, m) -> {

@@ -92,7 +92,7 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
         int l = at.local.length;
         int me = host.rank();
         int elem = input.dtype().sizeBytes();
-        int perRound = Math.max(1, a.bufferBytes() / elem / (hosts * l));
+        int perRound = perBlock(a, hosts * l, input);
         a.enter();
         try {
             SharedRounds.run(host, a, c, perRound, (half, start, m) -> {

@@ -15,13 +15,22 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
-    public synchronized byte[] get(String key, Duration timeout) {
-        long deadline = System.nanoTime() + io.jccl.JcclSettings.bounded(timeout).toNanos();
+    public byte[] get(String key, Duration timeout) {
+        byte[] v = await(key, io.jccl.JcclSettings.bounded(timeout).toNanos());
+        if (v == null) {
+            throw timedOut(key, timeout);
+        }
+        return v;
+    }
+
+    /** The value of {@code key}, waiting at most {@code nanos} until some rank sets it; null if none did. */
+    synchronized byte[] await(String key, long nanos) {
+        long deadline = System.nanoTime() + nanos;
         byte[] v;
         while ((v = values.get(key)) == null) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key + "'");
+                return null;
             }
             try {
                 wait(Math.max(1, left / 1_000_000), 0);
@@ -31,6 +40,11 @@ public final class InMemoryStore implements Store {
             }
         }
         return v.clone();
+    }
+
+    /** What a get of {@code key} that waited {@code timeout} in vain throws. */
+    static StoreException timedOut(String key, Duration timeout) {
+        return new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key + "'");
     }
 
     @Override

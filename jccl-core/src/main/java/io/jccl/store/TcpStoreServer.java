@@ -10,22 +10,25 @@ import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import static io.jccl.store.StoreProtocolDescriptor.*;
 
 /**
  * Serves a {@link Store} over TCP (torch's TCPStore master): run by rank 0, or standalone. One thread accepts;
- * each authenticated client gets a thread. Clients that fail the handshake are logged and dropped without
- * disturbing the others.
+ * each authenticated client gets a thread, which ends when its connection closes, even while it waits for a key
+ * for a get of that client. Clients that fail the handshake are logged and dropped without disturbing the others.
  */
 public final class TcpStoreServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TcpStoreServer.class);
@@ -115,7 +118,7 @@ public final class TcpStoreServer implements AutoCloseable {
                 String key = new String(keyBytes, StandardCharsets.UTF_8);
                 byte[] value = new byte[valueLen];
                 in.readFully(value);
-                respond(out, op, key, value, arg);
+                respond(s, in, out, op, key, value, arg);
             }
         } catch (SocketException e) {
             // client went away
@@ -131,7 +134,20 @@ public final class TcpStoreServer implements AutoCloseable {
     /** A get waits at most this long per request (a client asking for more waits again). */
     static final long MAX_GET_TIMEOUT_MS = 24L * 3600 * 1000;
 
-    private void respond(DataOutputStream out, byte op, String key, byte[] value, long arg) throws IOException {
+    /**
+     * How often the thread of a get that waits for its key looks whether its client is still connected: a client
+     * that dies waiting frees that thread within this, not when the key comes or the get's timeout passes.
+     */
+    static final long CLIENT_CHECK_NANOS = 500_000_000L;
+
+    /**
+     * Answers one request of the client of {@code s} (which reads {@code in}, writes {@code out}).
+     *
+     * @throws IOException if the connection ended, the client's answer unsent: a get that waited for its key found
+     *                     the client gone or the server closed ({@link #awaitKey})
+     */
+    private void respond(Socket s, DataInputStream in, DataOutputStream out, byte op, String key, byte[] value,
+                         long arg) throws IOException {
         byte status = STATUS_OK;
         long result = 0;
         byte[] body = new byte[0];
@@ -143,7 +159,7 @@ public final class TcpStoreServer implements AutoCloseable {
                         throw new IllegalArgumentException("a get of key '" + key + "' with a negative timeout: "
                                 + arg + " ms");
                     }
-                    body = store.get(key, Duration.ofMillis(Math.min(arg, MAX_GET_TIMEOUT_MS)));
+                    body = awaitKey(s, in, key, Math.min(arg, MAX_GET_TIMEOUT_MS));
                     break;
                 case OP_ADD: result = store.add(key, arg); break;
                 case OP_CHECK: result = store.check(key) ? 1 : 0; break;
@@ -168,6 +184,51 @@ public final class TcpStoreServer implements AutoCloseable {
         out.writeLong(result);
         out.write(body);
         out.flush();
+    }
+
+    /**
+     * The value of {@code key}, waiting up to {@code timeoutMs} until some client sets it, and every
+     * {@link #CLIENT_CHECK_NANOS} looking whether the client that asked, on {@code s}, is still connected.
+     *
+     * @throws StoreException if {@code timeoutMs} passes first (as {@link InMemoryStore#get} says it)
+     * @throws IOException if the client closed its connection, or the server closed it
+     */
+    private byte[] awaitKey(Socket s, DataInputStream in, String key, long timeoutMs) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true) {
+            long left = deadline - System.nanoTime();
+            byte[] v = store.await(key, Math.max(0, Math.min(left, CLIENT_CHECK_NANOS)));
+            if (v != null) {
+                return v;
+            }
+            if (left <= CLIENT_CHECK_NANOS) {
+                throw InMemoryStore.timedOut(key, Duration.ofMillis(timeoutMs));
+            }
+            if (closedByClient(s, in)) {
+                throw new EOFException("the client closed its connection while its get of key '" + key
+                        + "' waited");
+            }
+        }
+    }
+
+    /**
+     * Whether the client of {@code s} has closed its connection: the stream ends. A client whose request waits sends
+     * nothing until it has the answer; a byte it sent early all the same stays in {@code in} for its next request.
+     *
+     * @throws IOException if the connection failed, or the server closed it
+     */
+    private static boolean closedByClient(Socket s, DataInputStream in) throws IOException {
+        s.setSoTimeout(1);
+        try {
+            in.mark(1);
+            int b = in.read();
+            in.reset();
+            return b < 0;
+        } catch (SocketTimeoutException e) {
+            return false; // connected, nothing sent
+        } finally {
+            s.setSoTimeout(0);
+        }
     }
 
     /**

@@ -52,18 +52,22 @@ class HierarchicalAllReduceTest {
         private final Transport t;
         private final int[] hostOf;
         private final Transport host;
+        private final io.jccl.transport.SharedArena hostArena;
 
         LaidOut(Transport t, int[] hostOf) {
-            this(t, hostOf, null);
+            this(t, hostOf, null, 0);
         }
 
-        LaidOut(Transport t, int[] hostOf, Transport host) {
+        /** {@code bufferBytes}: the exchange-buffer size the host's arena reports (see {@link #saying}). */
+        LaidOut(Transport t, int[] hostOf, Transport host, int bufferBytes) {
             this.t = t;
             this.hostOf = hostOf;
             this.host = host;
+            this.hostArena = host == null ? null
+                    : bufferBytes == host.arena().bufferBytes() ? host.arena() : saying(host.arena(), bufferBytes);
         }
 
-        @Override public io.jccl.transport.SharedArena hostArena() { return host == null ? null : host.arena(); }
+        @Override public io.jccl.transport.SharedArena hostArena() { return hostArena; }
 
         @Override public int rank() { return t.rank(); }
         @Override public int size() { return t.size(); }
@@ -89,6 +93,25 @@ class HierarchicalAllReduceTest {
                 host.close();
             }
         }
+    }
+
+    /**
+     * {@code arena}, but saying its exchange buffers hold {@code bufferBytes} (fewer than they do): rounds of a few
+     * elements, or too few for a round, without the thousand ranks an arena's smallest buffers (4 KiB) take for that.
+     */
+    private static io.jccl.transport.SharedArena saying(io.jccl.transport.SharedArena arena, int bufferBytes) {
+        return (io.jccl.transport.SharedArena) java.lang.reflect.Proxy.newProxyInstance(
+                HierarchicalAllReduceTest.class.getClassLoader(), new Class<?>[] {io.jccl.transport.SharedArena.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("bufferBytes")) {
+                        return bufferBytes;
+                    }
+                    try {
+                        return method.invoke(arena, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     /** The exchange buffers of the host arenas {@link #run} gives: 64 KiB, so that large calls take many rounds. */
@@ -123,6 +146,16 @@ class HierarchicalAllReduceTest {
     /** As {@link #run(int[], boolean, boolean, Function)}, every call timing out after {@code timeout} unless null. */
     private static <T> List<T> run(int[] hostOf, boolean linkBound, boolean hostArenas, java.time.Duration timeout,
                                    Function<Communicator, T> body) throws Exception {
+        return run(hostOf, linkBound, hostArenas ? HOST_ARENA_BYTES : 0, timeout, body);
+    }
+
+    /**
+     * As {@link #run(int[], boolean, boolean, java.time.Duration, Function)}, each host's ranks sharing an arena
+     * whose exchange buffers say they hold {@code hostBufferBytes} (at most {@link #HOST_ARENA_BYTES}; 0: no arena).
+     */
+    private static <T> List<T> run(int[] hostOf, boolean linkBound, int hostBufferBytes, java.time.Duration timeout,
+                                   Function<Communicator, T> body) throws Exception {
+        boolean hostArenas = hostBufferBytes > 0;
         QueueMesh mesh = QueueMesh.create(hostOf.length);
         int hosts = Arrays.stream(hostOf).max().getAsInt() + 1;
         QueueMesh[] onHost = new QueueMesh[hosts];
@@ -141,7 +174,7 @@ class HierarchicalAllReduceTest {
             int h = hostOf[r];
             int local = (int) Arrays.stream(hostOf, 0, r).filter(x -> x == h).count();
             Communicator c = new DefaultCommunicator(new LaidOut(mesh.endpoint(r), hostOf,
-                    hostArenas ? onHost[h].endpoint(local) : null), config);
+                    hostArenas ? onHost[h].endpoint(local) : null, hostBufferBytes), config);
             futures.add(CompletableFuture.supplyAsync(() -> {
                 try (c) {
                     return body.apply(c);
@@ -605,6 +638,52 @@ class HierarchicalAllReduceTest {
                             "rank " + r + ", element " + i + " of " + c);
                 }
             }
+        }
+    }
+
+    /**
+     * Host arenas whose exchange buffers hold less than one element per block of a round (a block per host for
+     * allgather, per rank for reduce_scatter: over 512 of doubles in the smallest buffers, 4 KiB): the phase within
+     * a host goes through messages on every rank, as without arenas; with room for one element a block, through the
+     * arena in rounds of one. The same results every way. The choice and the rounds' size are one computation
+     * ({@link HierarchicalAlgorithm#perBlock}); where they disagreed, {@link SharedRounds#run} fails saying why.
+     */
+    @ParameterizedTest(name = "exchange buffers of {0} bytes")
+    @ValueSource(ints = {8, 12, 20, 24, HOST_ARENA_BYTES})
+    void arenasTooSmallForARoundLeaveTheHostsPhaseToMessages(int bufferBytes) throws Exception {
+        int[] hostOf = {0, 0, 1, 1, 2, 2}; // allgather: 3 blocks a round (12 bytes of floats); reduce_scatter: 6 (24)
+        int p = hostOf.length;
+        int c = 50;
+        Function<Communicator, long[]> body = comm -> {
+            float[] in = new float[c * p];
+            for (int k = 0; k < in.length; k++) {
+                in[k] = comm.rank() * 1_000 + k;
+            }
+            float[] all = new float[c * p];
+            comm.allGather(Tensor.of(in, 0, c), Tensor.of(all), HIER);
+            float[] block = new float[c];
+            comm.reduceScatter(Tensor.of(in), Tensor.of(block), ReduceOp.SUM, HIER);
+            for (int q = 0; q < p; q++) {
+                for (int i = 0; i < c; i++) {
+                    assertEquals(q * 1_000 + i, all[q * c + i], 0f, "rank " + comm.rank() + ", block " + q);
+                }
+            }
+            for (int i = 0; i < c; i++) {
+                assertEquals(1_000f * p * (p - 1) / 2 + p * (comm.rank() * c + i), block[i], 0f,
+                        "rank " + comm.rank() + ", element " + i);
+            }
+            return new long[] {comm.counters().get(OpType.ALL_GATHER, io.jccl.instrument.Counter.MESSAGES_SENT),
+                comm.counters().get(OpType.REDUCE_SCATTER, io.jccl.instrument.Counter.MESSAGES_SENT)};
+        };
+        List<long[]> messages = run(hostOf, false, 0, null, body);
+        List<long[]> got = run(hostOf, false, bufferBytes, null, body);
+        for (int r = 0; r < p; r++) {
+            assertEquals(bufferBytes < 3 * 4, got.get(r)[0] == messages.get(r)[0],
+                    "rank " + r + ": allgather's messages through arenas of " + bufferBytes + " bytes: " + got.get(r)[0]
+                    + ", without: " + messages.get(r)[0]);
+            assertEquals(bufferBytes < 6 * 4, got.get(r)[1] == messages.get(r)[1],
+                    "rank " + r + ": reduce_scatter's messages through arenas of " + bufferBytes + " bytes: "
+                    + got.get(r)[1] + ", without: " + messages.get(r)[1]);
         }
     }
 

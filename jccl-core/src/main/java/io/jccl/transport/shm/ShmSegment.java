@@ -31,15 +31,28 @@ final class ShmSegment {
     private ShmSegment() {
     }
 
-    /** Creates {@code file} of {@code length} bytes (sparse, zero) and maps it, in native byte order. */
-    static MappedByteBuffer create(int rank, Path file, long length) {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, length); // grows the file to length
+    /**
+     * Makes {@code file} a segment of {@code length} bytes (sparse, zero) and maps it, in native byte order, through
+     * {@code owner}, the channel that holds its owner's lock ({@link #lockOwner}), or where that is null (a file
+     * system without locks) through a channel of its own. On failure deletes the file and drops the lock.
+     */
+    static MappedByteBuffer create(int rank, Path file, long length, FileChannel owner) {
+        try {
+            MappedByteBuffer m;
+            if (owner != null) { // never a channel of its own: closing it would drop the lock
+                owner.truncate(0);
+                m = owner.map(FileChannel.MapMode.READ_WRITE, 0, length); // grows the file to length
+            } else {
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE,
+                        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                    m = ch.map(FileChannel.MapMode.READ_WRITE, 0, length);
+                }
+            }
             m.order(ByteOrder.nativeOrder());
             return m;
         } catch (IOException | RuntimeException e) {
             delete(file);
+            releaseOwner(file, owner);
             throw new JcclException("rank " + rank + ": cannot create the shared-memory segment " + file + " ("
                     + length + " bytes): " + e.getMessage(), e);
         }
@@ -70,21 +83,35 @@ final class ShmSegment {
     }
 
     /**
-     * Takes the owner's lock of {@code file} (an exclusive lock of its byte 0, held by the returned channel until
-     * {@link #releaseOwner}; {@link ShmSegmentDescriptor}): peers in other processes tell from it whether the
-     * owner's process lives, which pids cannot do across pid namespaces (containers sharing {@code /dev/shm} with
-     * {@code --ipc=host}: a pid means another process there, or none). The kernel drops it when the process ends,
-     * however it ends. Where the file system takes no locks this warns and returns null: the peers then judge by pid.
+     * Takes the owner's lock of {@code file}, creating the file if need be, before {@link #create} writes it (an
+     * exclusive lock of its byte 0, held by the returned channel until {@link #releaseOwner};
+     * {@link ShmSegmentDescriptor}): peers in other processes tell from it whether the owner's process lives, which
+     * pids cannot do across pid namespaces (containers sharing {@code /dev/shm} with {@code --ipc=host}: a pid means
+     * another process there, or none). The kernel drops it when the process ends, however it ends. Where the file
+     * system takes no locks this warns and returns null: the peers then judge by pid.
+     *
+     * @throws JcclException naming the rank and the file, the file left as it is, if a live rank owns it: a rank of
+     *                       this process, or one of another process, which holds the lock (never waited for: it is
+     *                       held until that rank closes)
      */
     static FileChannel lockOwner(int rank, Path file) {
         FileChannel ch = null;
         try {
             synchronized (CHANNELS) {
-                ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                ch.lock(0, 1, false);
+                if (ownedHere(file)) { // opening a channel on it and closing it would drop that rank's lock
+                    throw ownedByALiveRank(rank, file, "this process");
+                }
+                ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                        StandardOpenOption.WRITE);
+                if (ch.tryLock(0, 1, false) == null) {
+                    ch.close();
+                    throw ownedByALiveRank(rank, file, "another process (it holds the segment's owner's lock)");
+                }
                 OWNED.put(key(file), ch);
             }
             return ch;
+        } catch (JcclException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
             if (ch != null) {
                 try {
@@ -97,6 +124,12 @@ final class ShmSegment {
                     + "which fails across pid namespaces", rank, file, e.toString());
             return null;
         }
+    }
+
+    private static JcclException ownedByALiveRank(int rank, Path file, String owner) {
+        return new JcclException("rank " + rank + ": the shared-memory segment " + file + " belongs to a live rank of "
+                + owner + ": rank " + rank + " of this job is connected twice (two processes or communicators given "
+                + "the same rank, or a store that two jobs share)", null);
     }
 
     /** Drops the owner's lock {@link #lockOwner} took, as the segment's rank closes. */

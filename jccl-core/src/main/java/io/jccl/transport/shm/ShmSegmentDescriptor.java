@@ -137,8 +137,9 @@ package io.jccl.transport.shm;
  * publishes ARRIVED, and peers read that buffer in place; a peer that passed an array (whose "exposed round" is
  * not the call's) tells them to take the call's exchange buffers instead (version 5 added "exposed round").
  *
- * <p><b>The owner's lock</b> (version 6): from before it publishes its pid until it closes, the owner holds an
- * exclusive advisory lock ({@code fcntl}, through {@code FileChannel.lock}) of byte 0 of its file. A peer, or a
+ * <p><b>The owner's lock</b> (version 6): from before it writes its file until it closes, the owner holds an
+ * exclusive advisory lock ({@code fcntl}, through {@code FileChannel.tryLock}) of byte 0 of its file; a rank that
+ * finds it held, by a live rank of another process or of its own, fails and leaves the file alone. A peer, or a
  * later job removing stale segments, takes the owner for gone only when it can take a shared lock of that byte:
  * the kernel drops the owner's lock when its process ends, whatever pid namespace it ran in ("owner pid" names
  * the process in messages, and is the fallback where locks cannot tell). The lock is the process's: closing any

@@ -176,13 +176,16 @@ public final class ShmTransport extends AbstractTransport {
                     + "use smaller rings (" + RING_ENV + "), exchange buffers (" + ARENA_ENV + ") or registered "
                     + "region (" + REGISTERED_ENV + ")");
         }
-        MappedByteBuffer own = ShmSegment.create(w.applyAsInt(rank), file, length);
+        // the owner's lock before the file is written (a live rank's segment of that name is left alone) and before
+        // its pid is published: peers watch it
+        java.nio.channels.FileChannel ownerLock = ShmSegment.lockOwner(w.applyAsInt(rank), file);
+        MappedByteBuffer own = ShmSegment.create(w.applyAsInt(rank), file, length, ownerLock);
         ShmTransport t = new ShmTransport(rank, size, file, oversubscribedSpins);
+        t.ownerLock = ownerLock;
         if (worldRanks != null) {
             t.nameRanks(worldRanks);
         }
         try {
-            t.ownerLock = ShmSegment.lockOwner(w.applyAsInt(rank), file); // before its pid is published: peers watch it
             long pid = ProcessHandle.current().pid();
             ShmSegment.writeHeader(own, rank, size, ringBytes, arenaBytes, registeredBytes, pid,
                     Long.parseUnsignedLong(job, 16));

@@ -9,7 +9,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -32,6 +34,70 @@ class OwnerLockTest {
         assertTrue(p.waitFor(20, TimeUnit.SECONDS));
         assertEquals(0, p.exitValue(), out);
         return out.equals("held");
+    }
+
+    /**
+     * A rank whose segment's name is that of a live rank's segment of another process (a rank connected twice): the
+     * other process holds the owner's lock. The rank waited for the lock, forever, under the lock every rank of its
+     * process takes to open a segment, having first emptied the live rank's file (and would have deleted it on
+     * failing); it now fails at once saying why, and leaves the file as it was.
+     */
+    @Test
+    void aSegmentLockedByALiveProcessFailsItsRankAtOnceAndIsLeftAlone(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        io.jccl.store.InMemoryStore store = new io.jccl.store.InMemoryStore();
+        store.setString("shm/job", "5eed");
+        Path file = dir.resolve("jccl-5eed-1.shm"); // rank 1's segment: rank 0 never comes
+        Process owner = new ProcessBuilder("python3", "-c", "import fcntl, os, sys\n"
+                + "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+                + "os.write(fd, b'a live segment')\n"
+                + "fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0)\n"
+                + "print('locked', flush=True)\n"
+                + "sys.stdin.read()\n", file.toString()).redirectErrorStream(true).start();
+        java.util.concurrent.CompletableFuture<Throwable> failed = new java.util.concurrent.CompletableFuture<>();
+        try {
+            String line = new java.io.BufferedReader(new java.io.InputStreamReader(owner.getInputStream())).readLine();
+            assertEquals("locked", line);
+            byte[] before = java.nio.file.Files.readAllBytes(file);
+            Thread connecting = new Thread(() -> {
+                try {
+                    ShmTransport.connect(1, 2, store, dir, 4096, 8192, 8192, java.time.Duration.ofSeconds(2)).close();
+                    failed.complete(null);
+                } catch (Throwable e) {
+                    failed.complete(e);
+                }
+            }, "test-rank-1");
+            connecting.setDaemon(true);
+            connecting.start();
+            Throwable e = failed.get(20, TimeUnit.SECONDS); // the code before waited for the lock until the owner ended
+            assertTrue(e instanceof io.jccl.JcclException && e.getMessage().contains("rank 1: the shared-memory "
+                    + "segment " + file + " belongs to a live rank of another process"), String.valueOf(e));
+            assertArrayEquals(before, java.nio.file.Files.readAllBytes(file), "the live rank's segment");
+            assertTrue(heldForAnotherProcess(file));
+        } finally {
+            owner.destroyForcibly().waitFor(); // ends a wait for its lock too
+        }
+    }
+
+    /**
+     * The same within one process (two communicators given the same rank): the second rank's lock overlapped the
+     * first's, so it warned and went on without one, closing its channel, which dropped the first rank's lock.
+     */
+    @Test
+    void aSegmentARankOfThisProcessOwnsFailsTheOtherAndKeepsItsLock(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path file = dir.resolve("jccl-5eed-0.shm");
+        java.nio.channels.FileChannel first = ShmSegment.lockOwner(0, file);
+        try {
+            ShmSegment.create(0, file, 4096, first);
+            io.jccl.JcclException e = assertThrows(io.jccl.JcclException.class, () -> ShmSegment.lockOwner(0, file));
+            assertTrue(e.getMessage().contains("rank 0: the shared-memory segment " + file
+                    + " belongs to a live rank of this process"), e.getMessage());
+            assertTrue(heldForAnotherProcess(file), "the first rank's lock was dropped");
+            assertEquals(4096, java.nio.file.Files.size(file));
+        } finally {
+            ShmSegment.releaseOwner(file, first);
+        }
     }
 
     @Test
@@ -68,8 +134,8 @@ class OwnerLockTest {
         try {
             for (int i = 0; i < 40; i++) {
                 Path file = dir.resolve("jccl-0000000" + i + "-0.shm");
-                ShmSegment.create(0, file, 4096);
                 java.nio.channels.FileChannel ch = ShmSegment.lockOwner(0, file);
+                ShmSegment.create(0, file, 4096, ch);
                 try {
                     Thread.sleep(2); // the clean-up's channel, if it was open, is closed by now
                     assertTrue(heldForAnotherProcess(file), "round " + i + ": the lock of " + file + " was dropped");
