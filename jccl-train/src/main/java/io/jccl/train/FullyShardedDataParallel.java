@@ -24,8 +24,21 @@ public final class FullyShardedDataParallel {
     private long peakFullFloats;
     private long heldFullFloats;
 
+    /**
+     * @param comm the ranks sharing the model
+     * @param model the model
+     * @param initialParams the whole model's initial parameters, {@link Mlp#totalParams()} of them, the same on every
+     *        rank; each rank keeps its shard
+     * @param optimizer makes one optimizer per layer, for that layer's shard
+     * @throws IllegalArgumentException when {@code initialParams} is not {@link Mlp#totalParams()} long (checked
+     *         before any collective)
+     */
     public FullyShardedDataParallel(Communicator comm, Mlp model, float[] initialParams,
                                     Supplier<Optimizer> optimizer) {
+        if (initialParams.length != model.totalParams()) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel of "
+                    + initialParams.length + " initial parameters, the model has " + model.totalParams());
+        }
         this.comm = comm;
         this.model = model;
         int layers = model.layers();
@@ -70,8 +83,18 @@ public final class FullyShardedDataParallel {
 
     /**
      * One training step on this rank's {@code rows} rows; returns this rank's loss (mean over its rows).
+     *
+     * @throws IllegalArgumentException when {@code x} or {@code y} holds fewer than {@code rows} rows (checked
+     *         before any collective)
      */
     public double step(float[] x, float[] y, int rows) {
+        int in = model.in(0);
+        int out = model.out(model.layers() - 1);
+        if (rows < 0 || x.length < (long) rows * in || y.length < (long) rows * out) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step of " + rows
+                    + " rows needs " + (long) rows * in + " inputs and " + (long) rows * out + " targets, got "
+                    + x.length + " and " + y.length);
+        }
         Mlp.Params params = new Mlp.Params() {
             @Override
             public float[] array(int layer) {

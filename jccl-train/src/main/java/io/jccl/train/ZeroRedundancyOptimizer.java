@@ -23,6 +23,10 @@ public final class ZeroRedundancyOptimizer {
     private final Optimizer optimizer;
 
     public ZeroRedundancyOptimizer(Communicator comm, int parameters, Supplier<Optimizer> optimizer) {
+        if (parameters < 0) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": ZeroRedundancyOptimizer of " + parameters
+                    + " parameters");
+        }
         this.comm = comm;
         this.total = parameters;
         int p = comm.size();
@@ -39,8 +43,17 @@ public final class ZeroRedundancyOptimizer {
         return shard;
     }
 
-    /** Updates {@code params} in place from this rank's local {@code grads}. */
+    /**
+     * Updates {@code params} in place from this rank's local {@code grads}.
+     *
+     * @throws IllegalArgumentException when {@code params} or {@code grads} does not hold exactly the parameter
+     *         count given at construction (checked before any collective)
+     */
     public void step(float[] params, float[] grads) {
+        if (params.length != total || grads.length != total) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": ZeroRedundancyOptimizer.step of "
+                    + params.length + " parameters and " + grads.length + " gradients, constructed for " + total);
+        }
         System.arraycopy(grads, 0, paddedGrads, 0, total);
         comm.reduceScatter(Tensor.of(paddedGrads), Tensor.of(shardGrads), ReduceOp.AVG);
         int r = comm.rank();
