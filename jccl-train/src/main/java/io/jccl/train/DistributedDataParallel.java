@@ -22,6 +22,11 @@ import java.util.List;
  * allreduce reads them in place, without copying them into exchange buffers; a bucket the region has no room left
  * for (a large model, a second instance on one communicator, {@code JCCL_SHM_REGISTERED_BYTES=0}) is a plain array.
  *
+ * <p>The gradients are averaged over the ranks (AVG), as PyTorch DDP does: when each rank's gradient is that of
+ * its mean loss, the average is the global batch's gradient only if every rank has the same number of rows. With
+ * uneven rows, make each rank's gradient that of its part of the global batch's mean loss (its rows' losses over
+ * the global row count, as {@link Mlp#mse} does given {@code totalRows}) times the world size.
+ *
  * <p>Every parameter must be marked ready once in every step before {@link #finish}. A rank whose
  * {@link #finish} finds a parameter not marked ready (PyTorch DDP's unused-parameter error) aborts its
  * communicator, naming itself and the parameters, so that the peers waiting in the step's allreduces fail with

@@ -11,6 +11,10 @@ import java.util.function.Supplier;
  * (averaged) so that rank r holds the shard it owns, updates only that shard of the parameters with an optimizer
  * whose state covers only that shard (1/N of the whole), and allgathers the updated shards so every rank has the
  * full parameters for the next forward.
+ *
+ * <p>The gradients are averaged over the ranks (AVG), as in {@link DistributedDataParallel}: the global batch's
+ * gradient when every rank's is that of its mean loss over the same number of rows. With uneven rows, pass each
+ * rank's gradient of its part of the global batch's mean loss times the world size.
  */
 public final class ZeroRedundancyOptimizer {
     private final Communicator comm;
