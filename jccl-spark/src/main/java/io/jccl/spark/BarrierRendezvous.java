@@ -65,6 +65,12 @@ public final class BarrierRendezvous {
     private static final long IDLE_MILLIS = 1000;
     /** How long a rank that set keys waits for more before it publishes them (they often come in pairs). */
     private static final long SETTLE_MILLIS = 30;
+    /**
+     * How long past the connect timeout the set-up rounds may go on: a set-up whose own waits (each bounded by the
+     * connect timeout) have not ended it by then fails every rank, in the next round, naming the rank. The margin
+     * lets a set-up that failed at its own timeout say why first.
+     */
+    static final long SETUP_MARGIN_MILLIS = 10_000;
     private static final String RUNNING = "run";
     private static final String DONE = "done";
     private static final String FAILED = "fail";
@@ -77,15 +83,18 @@ public final class BarrierRendezvous {
      * this world and differ between worlds that may overlap in time (a stage attempt); {@code host} is the address
      * peers on other hosts reach this rank at; {@code transport} is {@code auto}, {@code tcp} or {@code shm} (as
      * {@code JCCL_TRANSPORT}). The connect timeout and the shared-memory settings come from {@code config}'s
-     * settings.
+     * settings. The set-up rounds end within the connect timeout and {@link #SETUP_MARGIN_MILLIS}: past that every
+     * rank fails, in the next round (each {@code allGather} itself waits as long as {@code gather} lets it).
      */
     public static Communicator connect(int rank, int world, String identity, String host, String transport,
                                        AllGather gather, CommunicatorConfig config) {
         if (world < 1 || rank < 0 || rank >= world) {
-            throw new IllegalArgumentException("rank must be in [0, world): rank=" + rank + ", world=" + world);
+            throw new IllegalArgumentException("rank must be in [0, world) of " + identity + ": rank=" + rank
+                    + ", world=" + world);
         }
         if (!transport.equals("auto") && !transport.equals("tcp") && !transport.equals("shm")) {
-            throw new IllegalArgumentException("transport must be auto, shm or tcp, got '" + transport + "'");
+            throw new IllegalArgumentException("rank " + rank + " (" + identity + "): transport must be auto, shm or"
+                    + " tcp, got '" + transport + "'");
         }
         JcclSettings settings = config.settings();
         Duration timeout = settings.connectTimeout();
@@ -195,7 +204,7 @@ public final class BarrierRendezvous {
                 return disagreement(rank, view, views, hosts);
             };
             failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe), viewCheck,
-                    rounds);
+                    rounds, started, timeout);
         } catch (RuntimeException | Error e) {
             deleteQuietly(probe);
             abandon(worker, result);
@@ -320,18 +329,27 @@ public final class BarrierRendezvous {
 
     /**
      * Rounds of the keys each rank's transport set-up published, until no rank is still connecting. Returns null
-     * when every rank connected, else the reasons of the ranks that failed.
+     * when every rank connected, else the reasons of the ranks that failed. A set-up still running past
+     * {@code startedNanos} plus {@code connectTimeout} and {@link #SETUP_MARGIN_MILLIS} is failed, so that every
+     * rank fails in the next round.
      */
-    private static String runRounds(AllGather gather, String identity, int rank, int world, GatherStore store,
-                                    CompletableFuture<Transport> result, Runnable afterFirstRound,
-                                    java.util.function.Supplier<String> check, int[] rounds) {
+    static String runRounds(AllGather gather, String identity, int rank, int world, GatherStore store,
+                            CompletableFuture<Transport> result, Runnable afterFirstRound,
+                            java.util.function.Supplier<String> check, int[] rounds, long startedNanos,
+                            Duration connectTimeout) {
         boolean firstRound = true;
+        long deadline = startedNanos + connectTimeout.toNanos() + SETUP_MARGIN_MILLIS * 1_000_000L;
         while (true) {
             try {
                 store.awaitActivity(IDLE_MILLIS, SETTLE_MILLIS, result::isDone);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new JcclException("rank " + rank + ": interrupted while connecting", e);
+            }
+            if (!result.isDone() && System.nanoTime() - deadline > 0) {
+                result.completeExceptionally(new IllegalStateException("the transport set-up did not end within the"
+                        + " connect timeout (JCCL_CONNECT_TIMEOUT_MS, " + connectTimeout.toMillis() + " ms) and "
+                        + SETUP_MARGIN_MILLIS + " ms more"));
             }
             String status = RUNNING;
             String why = "-";
@@ -341,7 +359,7 @@ public final class BarrierRendezvous {
                     status = DONE;
                 } catch (ExecutionException e) {
                     status = FAILED;
-                    why = String.valueOf(e.getCause().getMessage());
+                    why = describe(e.getCause());
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new JcclException("rank " + rank + ": interrupted while connecting", e);
@@ -393,6 +411,11 @@ public final class BarrierRendezvous {
                 result.completeExceptionally(new IllegalStateException(wrong));
             }
         }
+    }
+
+    /** A set-up's failure for its peers: its message, or the exception itself where it has none ("null" before). */
+    static String describe(Throwable failure) {
+        return failure.getMessage() != null ? failure.getMessage() : failure.toString();
     }
 
     /** Stops a set-up that will not be used: interrupts it and closes the transport if it made one. */

@@ -53,13 +53,29 @@ public final class JcclSpark {
 
     /**
      * The communicator of this barrier task's stage attempt, with the settings of this executor's environment
-     * ({@code JCCL_TIMEOUT_MS}, {@code JCCL_TRANSPORT}, ... as in docs/configuration.md).
+     * ({@code JCCL_TIMEOUT_MS}, {@code JCCL_TRANSPORT}, ... as in docs/configuration.md; those of a job launched
+     * by environment, such as {@code JCCL_RANK}, {@code JCCL_MASTER_ADDR}, {@code JCCL_SECRET} and
+     * {@code JCCL_STORE}, play no part: see docs/spark.md).
+     *
+     * @throws IllegalArgumentException when {@code JCCL_TRANSPORT} is not {@code auto}, {@code tcp} or {@code shm},
+     *         naming the variable and the partition
      */
     public static Communicator communicator(BarrierTaskContext context) {
         JcclSettings settings = JcclSettings.fromEnvironment();
-        String transport = settings.environment().getOrDefault("JCCL_TRANSPORT", "");
-        return communicator(context, CommunicatorConfig.of(settings),
-                transport.isBlank() ? "auto" : transport.trim().toLowerCase(Locale.ROOT));
+        String transport = transport(settings.environment(), context.partitionId(),
+                identity(context, context.getTaskInfos().length));
+        return communicator(context, CommunicatorConfig.of(settings), transport);
+    }
+
+    /** {@code JCCL_TRANSPORT} of {@code env}, {@code auto} where unset or blank, checked for a task's errors. */
+    static String transport(java.util.Map<String, String> env, int partition, String identity) {
+        String raw = env.getOrDefault("JCCL_TRANSPORT", "");
+        String transport = raw.isBlank() ? "auto" : raw.trim().toLowerCase(Locale.ROOT);
+        if (!transport.equals("auto") && !transport.equals("tcp") && !transport.equals("shm")) {
+            throw new IllegalArgumentException("partition " + partition + " of " + identity + ": JCCL_TRANSPORT must"
+                    + " be auto, shm or tcp, got '" + raw + "'");
+        }
+        return transport;
     }
 
     /**
@@ -107,10 +123,10 @@ public final class JcclSpark {
         int n = rdd.getNumPartitions();
         List<R> results = new ArrayList<>(java.util.Collections.nCopies(n, null));
         for (byte[] b : collected) {
-            Object[] pair = (Object[]) deserialize(b);
+            int partition = java.nio.ByteBuffer.wrap(b).getInt();
             @SuppressWarnings("unchecked") // fn returned it as R in the task that serialized it
-            R r = (R) pair[1];
-            results.set((Integer) pair[0], r);
+            R r = (R) deserialize(b, partition);
+            results.set(partition, r);
         }
         return results;
     }
@@ -147,25 +163,28 @@ public final class JcclSpark {
             } finally {
                 comm.close();
             }
-            byte[] b = serialize(new Object[] {context.partitionId(), result});
+            byte[] b = serialize(context.partitionId(), result);
             return scala.jdk.javaapi.CollectionConverters.asScala(List.of(b).iterator());
         }
     }
 
-    private static byte[] serialize(Object o) {
+    /** A task's result for the driver: the partition id (4 bytes, so that the driver can name it) and the result. */
+    private static byte[] serialize(int partition, Object o) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        bytes.writeBytes(java.nio.ByteBuffer.allocate(4).putInt(partition).array());
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(o);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot serialize a barrier task's result", e);
+            throw new UncheckedIOException("partition " + partition + ": cannot serialize its result: " + e, e);
         }
         return bytes.toByteArray();
     }
 
-    private static Object deserialize(byte[] b) {
+    /** The result of partition {@code partition} from {@link #serialize}'s bytes. */
+    private static Object deserialize(byte[] b, int partition) {
         // the application's classes: through the context class loader (Spark's, with the application's jars)
         ClassLoader loader = Thread.currentThread().getContextClassLoader();
-        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(b)) {
+        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(b, 4, b.length - 4)) {
             @Override
             protected Class<?> resolveClass(java.io.ObjectStreamClass desc) throws IOException,
                     ClassNotFoundException {
@@ -178,9 +197,10 @@ public final class JcclSpark {
         }) {
             return in.readObject();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read a barrier task's result", e);
+            throw new UncheckedIOException("cannot read the result of partition " + partition + ": " + e, e);
         } catch (ClassNotFoundException e) {
-            throw new IllegalStateException("cannot read a barrier task's result: " + e.getMessage(), e);
+            throw new IllegalStateException("cannot read the result of partition " + partition + ": class "
+                    + e.getMessage() + " not found", e);
         }
     }
 

@@ -273,6 +273,63 @@ class BarrierRendezvousTest {
         assertTrue(seconds < 30, "the ranks took " + seconds + " s to fail (connect timeout 60 s)");
     }
 
+    /** A set-up that failed with an exception without a message is reported by its class ("rank 0: null" before). */
+    @Test
+    void aSetUpFailureWithoutAMessageIsNamed() {
+        java.util.concurrent.CompletableFuture<io.jccl.transport.Transport> result =
+                new java.util.concurrent.CompletableFuture<>();
+        result.completeExceptionally(new NullPointerException());
+        String failure = BarrierRendezvous.runRounds(new ThreadGather(1).rank(0), IDENTITY, 0, 1, new GatherStore(),
+                result, () -> { }, () -> null, new int[1], System.nanoTime(), Duration.ofSeconds(60));
+        assertEquals("rank 0: java.lang.NullPointerException", failure);
+    }
+
+    /**
+     * A set-up that never ends (here: one whose result never comes) fails every rank in the round after the connect
+     * timeout and the margin; the rounds went on forever, the tasks' allGather with them.
+     */
+    @Test
+    void theSetUpRoundsEndAfterTheConnectTimeoutAndAMargin() throws Exception {
+        int world = 2;
+        ThreadGather gather = new ThreadGather(world);
+        Duration timeout = Duration.ofSeconds(1);
+        // a set-up that started so long ago that its deadline comes in 2 s
+        long started = System.nanoTime() - timeout.toNanos() - BarrierRendezvous.SETUP_MARGIN_MILLIS * 1_000_000L
+                + 2_000_000_000L;
+        ExecutorService pool = Executors.newFixedThreadPool(world);
+        try {
+            List<Future<String>> failures = new ArrayList<>();
+            for (int r = 0; r < world; r++) {
+                int rank = r;
+                failures.add(pool.submit(() -> BarrierRendezvous.runRounds(gather.rank(rank), IDENTITY, rank, world,
+                        new GatherStore(), new java.util.concurrent.CompletableFuture<>(), () -> { }, () -> null,
+                        new int[1], started, timeout)));
+            }
+            for (Future<String> f : failures) {
+                String failure = f.get(20, java.util.concurrent.TimeUnit.SECONDS);
+                assertTrue(failure != null && failure.startsWith("rank ")
+                        && failure.contains("did not end within the connect timeout"), failure);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A transport other than auto, tcp and shm: the task's error names the variable or the rank, and the stage. */
+    @Test
+    void aBadTransportNamesTheVariableAndThePartition() {
+        String stage = "spark app x stage 3 attempt 0 of 4 partitions";
+        IllegalArgumentException env = assertThrows(IllegalArgumentException.class,
+                () -> JcclSpark.transport(Map.of("JCCL_TRANSPORT", "infiniband"), 2, stage));
+        assertTrue(env.getMessage().contains("JCCL_TRANSPORT") && env.getMessage().contains("partition 2 of " + stage)
+                && env.getMessage().contains("'infiniband'"), env.getMessage());
+        assertEquals("auto", JcclSpark.transport(Map.of(), 2, stage));
+        assertEquals("tcp", JcclSpark.transport(Map.of("JCCL_TRANSPORT", " TCP "), 2, stage));
+        IllegalArgumentException arg = assertThrows(IllegalArgumentException.class, () -> BarrierRendezvous.connect(
+                2, 4, stage, "127.0.0.1", "infiniband", m -> new String[4], config(Map.of())));
+        assertTrue(arg.getMessage().contains("rank 2 (" + stage + ")"), arg.getMessage());
+    }
+
     @Test
     void theSecretBelongsToOneAttempt() {
         JobSecret random = JobSecret.generate();

@@ -86,6 +86,26 @@ class SparkLocalTest {
         }
     }
 
+    /** A result that serializes but cannot be read back, as one of a class the driver lacks. */
+    static final class Unreadable implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+
+        private void readObject(java.io.ObjectInputStream in) throws java.io.IOException {
+            throw new java.io.InvalidObjectException("unreadable on purpose");
+        }
+    }
+
+    /** The driver cannot read one partition's result: the error names the partition (it named none). */
+    @Test
+    void aResultTheDriverCannotReadIsNamedByItsPartition() {
+        JavaRDD<Integer> parts = sc.parallelize(List.of(0, 1, 2, 3), 4);
+        RuntimeException e = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                () -> JcclSpark.run(parts, (Iterator<Integer> part, Communicator comm) ->
+                        comm.rank() == 2 ? new Unreadable() : (java.io.Serializable) Integer.valueOf(comm.rank())));
+        assertTrue(e.getMessage().contains("partition 2") && e.getMessage().contains("unreadable on purpose"),
+                e.toString());
+    }
+
     /** Set by the tasks of {@link #aCancelledStageEndsTheTasksWaitingInACollective}: they are threads of this JVM. */
     private static final java.util.concurrent.atomic.AtomicLong FORMED = new java.util.concurrent.atomic.AtomicLong();
     private static final java.util.Map<Integer, String> RAISED = new java.util.concurrent.ConcurrentHashMap<>();

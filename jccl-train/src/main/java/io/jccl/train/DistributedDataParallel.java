@@ -21,6 +21,19 @@ import java.util.List;
  * {@link Communicator#allocate}: over shared memory they live in the registered region and the shared-memory
  * allreduce reads them in place, without copying them into exchange buffers; a bucket the region has no room left
  * for (a large model, a second instance on one communicator, {@code JCCL_SHM_REGISTERED_BYTES=0}) is a plain array.
+ *
+ * <p>The gradients are averaged over the ranks (AVG), as PyTorch DDP does: when each rank's gradient is that of
+ * its mean loss, the average is the global batch's gradient only if every rank has the same number of rows. With
+ * uneven rows, make each rank's gradient that of its part of the global batch's mean loss (its rows' losses over
+ * the global row count, as {@link Mlp#mse} does given {@code totalRows}) times the world size.
+ *
+ * <p>Every parameter must be marked ready once in every step before {@link #finish}. A rank whose
+ * {@link #finish} finds a parameter not marked ready (PyTorch DDP's unused-parameter error) aborts its
+ * communicator, naming itself and the parameters, so that the peers waiting in the step's allreduces fail with
+ * {@link io.jccl.PeerAbortedException} at once instead of at the timeout; the instance is then of no further use.
+ *
+ * <p>An instance is not thread-safe: {@link #markReady} and {@link #finish} must be called from one thread at a
+ * time (the thread running backward), as the communicator's calls must.
  */
 public final class DistributedDataParallel {
     /** PyTorch DDP's default bucket cap. */
@@ -33,7 +46,21 @@ public final class DistributedDataParallel {
         final int offset;
         final int length;
 
+        /**
+         * @param name the parameter's name, for error messages
+         * @param grad the array holding the gradient
+         * @param offset the gradient's first element in {@code grad}
+         * @param length the gradient's element count
+         * @throws IllegalArgumentException when {@code offset} and {@code length} do not fit in {@code grad}
+         *         (checked here, before any collective, rather than mid-step)
+         */
         public Parameter(String name, float[] grad, int offset, int length) {
+            java.util.Objects.requireNonNull(name, "name");
+            java.util.Objects.requireNonNull(grad, "grad of parameter " + name);
+            if (offset < 0 || length < 0 || offset > grad.length - length) {
+                throw new IllegalArgumentException("parameter " + name + ": offset " + offset + " and length "
+                        + length + " do not fit in its gradient array of " + grad.length + " floats");
+            }
             this.name = name;
             this.grad = grad;
             this.offset = offset;
@@ -68,7 +95,8 @@ public final class DistributedDataParallel {
 
     public DistributedDataParallel(Communicator comm, List<Parameter> params, long bucketBytes, boolean overlap) {
         if (bucketBytes <= 0) {
-            throw new IllegalArgumentException("bucketBytes must be positive: bucketBytes=" + bucketBytes);
+            throw new IllegalArgumentException("rank " + comm.rank() + ": bucketBytes must be positive: bucketBytes="
+                    + bucketBytes);
         }
         this.comm = comm;
         this.params = List.copyOf(params);
@@ -147,10 +175,21 @@ public final class DistributedDataParallel {
         return buckets.stream().mapToLong(k -> k.reductions).toArray();
     }
 
-    /** The bucket-ready hook: parameter {@code index}'s gradient is final for this step. */
+    /**
+     * The bucket-ready hook: parameter {@code index}'s gradient is final for this step. Not thread-safe: call it
+     * from one thread at a time, the one that calls {@link #finish}.
+     *
+     * @throws IndexOutOfBoundsException when {@code index} is no parameter's
+     * @throws IllegalStateException when the parameter was already marked ready in this step
+     */
     public void markReady(int index) {
+        if (index < 0 || index >= params.size()) {
+            throw new IndexOutOfBoundsException("rank " + comm.rank() + ": markReady(" + index + ") of "
+                    + params.size() + " parameters");
+        }
         if (marked[index]) {
-            throw new IllegalStateException("parameter " + params.get(index).name + " marked ready twice in one step");
+            throw new IllegalStateException("rank " + comm.rank() + ": parameter " + params.get(index).name
+                    + " marked ready twice in one step");
         }
         marked[index] = true;
         Parameter p = params.get(index);
@@ -176,7 +215,13 @@ public final class DistributedDataParallel {
         }
     }
 
-    /** Waits for every bucket, writes the averaged gradients back, and readies the next step. */
+    /**
+     * Waits for every bucket, writes the averaged gradients back, and readies the next step.
+     *
+     * @throws IllegalStateException when a parameter was not marked ready in this step: the communicator is then
+     *         aborted first, with a reason naming this rank and those parameters, since its peers may already wait
+     *         in this step's allreduces (some buckets' may have started), and the step is reset
+     */
     public void finish() {
         List<String> missing = new ArrayList<>();
         for (int i = 0; i < marked.length; i++) {
@@ -185,7 +230,11 @@ public final class DistributedDataParallel {
             }
         }
         if (!missing.isEmpty()) {
-            throw new IllegalStateException("finish() before every gradient was marked ready: " + missing);
+            String reason = "rank " + comm.rank() + ": DistributedDataParallel.finish() before every gradient was"
+                    + " marked ready, not marked: " + missing;
+            resetStep();
+            comm.abort(reason);
+            throw new IllegalStateException(reason + " (the communicator is aborted)");
         }
         if (!overlap) {
             for (Bucket k : buckets) {

@@ -11,6 +11,11 @@ import java.util.function.Supplier;
  * Before a layer's forward the full parameters are allgathered and released after it; backward gathers them again,
  * computes the layer's gradients, reduce_scatters them (averaged) into the rank's gradient shard and releases both;
  * the optimizer then updates each shard with state for that shard only.
+ *
+ * <p>{@link #step(float[], float[], int)} averages the ranks' gradients, each the gradient of its mean loss: that
+ * is the global batch's gradient only when every rank has the same number of rows (PyTorch FSDP's semantics too).
+ * With uneven rows, {@link #step(float[], float[], int, int)} takes the global batch's row count and sums the
+ * ranks' gradients of their parts of the global batch's mean loss instead.
  */
 public final class FullyShardedDataParallel {
     private final Communicator comm;
@@ -24,8 +29,21 @@ public final class FullyShardedDataParallel {
     private long peakFullFloats;
     private long heldFullFloats;
 
+    /**
+     * @param comm the ranks sharing the model
+     * @param model the model
+     * @param initialParams the whole model's initial parameters, {@link Mlp#totalParams()} of them, the same on every
+     *        rank; each rank keeps its shard
+     * @param optimizer makes one optimizer per layer, for that layer's shard
+     * @throws IllegalArgumentException when {@code initialParams} is not {@link Mlp#totalParams()} long (checked
+     *         before any collective)
+     */
     public FullyShardedDataParallel(Communicator comm, Mlp model, float[] initialParams,
                                     Supplier<Optimizer> optimizer) {
+        if (initialParams.length != model.totalParams()) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel of "
+                    + initialParams.length + " initial parameters, the model has " + model.totalParams());
+        }
         this.comm = comm;
         this.model = model;
         int layers = model.layers();
@@ -69,9 +87,43 @@ public final class FullyShardedDataParallel {
     }
 
     /**
-     * One training step on this rank's {@code rows} rows; returns this rank's loss (mean over its rows).
+     * One training step on this rank's {@code rows} rows; returns this rank's loss (mean over its rows). The
+     * gradients are averaged over the ranks: the global batch's gradient only when every rank has {@code rows}
+     * rows (else use {@link #step(float[], float[], int, int)}).
+     *
+     * @throws IllegalArgumentException when {@code x} or {@code y} holds fewer than {@code rows} rows (checked
+     *         before any collective)
      */
     public double step(float[] x, float[] y, int rows) {
+        return step(x, y, rows, rows, ReduceOp.AVG);
+    }
+
+    /**
+     * One training step on this rank's {@code rows} rows of a global batch of {@code globalRows} rows, the sum of
+     * every rank's {@code rows} (ranks may have different counts, or none): each rank's gradients are those of its
+     * part of the global batch's mean loss, and are summed over the ranks, which gives the global batch's gradient.
+     * Returns this rank's part of the global batch's loss (its rows' squared errors over {@code globalRows}); the
+     * sum of every rank's is the global batch's mean loss.
+     *
+     * @throws IllegalArgumentException when {@code globalRows} is less than {@code rows} or not positive, or
+     *         {@code x} or {@code y} holds fewer than {@code rows} rows (checked before any collective)
+     */
+    public double step(float[] x, float[] y, int rows, int globalRows) {
+        if (globalRows <= 0 || globalRows < rows) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step of " + rows
+                    + " rows of a global batch of " + globalRows);
+        }
+        return step(x, y, rows, globalRows, ReduceOp.SUM);
+    }
+
+    private double step(float[] x, float[] y, int rows, int lossRows, ReduceOp gradientOp) {
+        int in = model.in(0);
+        int out = model.out(model.layers() - 1);
+        if (rows < 0 || x.length < (long) rows * in || y.length < (long) rows * out) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step of " + rows
+                    + " rows needs " + (long) rows * in + " inputs and " + (long) rows * out + " targets, got "
+                    + x.length + " and " + y.length);
+        }
         Mlp.Params params = new Mlp.Params() {
             @Override
             public float[] array(int layer) {
@@ -106,7 +158,7 @@ public final class FullyShardedDataParallel {
             }
         });
         float[] gradOut = new float[acts.output().length];
-        double loss = Mlp.mse(acts.output(), y, rows, model.out(model.layers() - 1), rows, gradOut);
+        double loss = Mlp.mse(acts.output(), y, rows, model.out(model.layers() - 1), lossRows, gradOut);
         model.backward(params, grads, acts, gradOut, new Mlp.Hook() {
             @Override
             public void before(int layer) {
@@ -117,7 +169,7 @@ public final class FullyShardedDataParallel {
 
             @Override
             public void after(int layer) {
-                comm.reduceScatter(Tensor.of(fullGrads[layer]), Tensor.of(shardGrads[layer]), ReduceOp.AVG);
+                comm.reduceScatter(Tensor.of(fullGrads[layer]), Tensor.of(shardGrads[layer]), gradientOp);
                 heldFullFloats -= fullGrads[layer].length;
                 fullGrads[layer] = null;
                 release(layer);

@@ -27,8 +27,13 @@ public final class PipelineParallel implements AutoCloseable {
 
     public PipelineParallel(Communicator world, Mlp model, float[] initialParams, int stages, Optimizer optimizer) {
         if (stages < 1 || world.size() % stages != 0 || stages > model.layers()) {
-            throw new IllegalArgumentException("need a stage count that divides the world size (" + world.size()
-                    + ") and is at most the layer count (" + model.layers() + "), got " + stages);
+            throw new IllegalArgumentException("rank " + world.rank() + ": need a stage count that divides the world"
+                    + " size (" + world.size() + ") and is at most the layer count (" + model.layers() + "), got "
+                    + stages);
+        }
+        if (initialParams.length != model.totalParams()) {
+            throw new IllegalArgumentException("rank " + world.rank() + ": PipelineParallel of "
+                    + initialParams.length + " initial parameters, the model has " + model.totalParams());
         }
         this.world = world;
         this.model = model;
@@ -47,16 +52,33 @@ public final class PipelineParallel implements AutoCloseable {
         return s * members;
     }
 
-    /** One step on the global batch ({@code x}, {@code y} used only by the stage leaders that need them). */
+    /**
+     * One step on the global batch ({@code x}, {@code y} used only by the stage leaders that need them).
+     *
+     * @throws IllegalArgumentException when {@code rows} does not divide among the stage's members, or the first
+     *         stage's leader's {@code x} or the last stage's leader's {@code y} holds fewer than {@code rows} rows
+     *         (checked before any collective)
+     */
     public double step(float[] x, float[] y, int rows) {
-        if (rows % members != 0) {
-            throw new IllegalArgumentException("rows (" + rows + ") must divide among " + members + " stage members");
+        if (rows < 0 || rows % members != 0) {
+            throw new IllegalArgumentException("rank " + world.rank() + ": rows (" + rows + ") must divide among "
+                    + members + " stage members");
         }
         int part = rows / members;
         int m = stageGroup.rank();
         boolean leader = m == 0;
         int inWidth = model.in(from);
         int outWidth = model.out(to - 1);
+        if (leader && stage == 0 && (x == null || x.length < (long) rows * inWidth)) {
+            throw new IllegalArgumentException("rank " + world.rank() + ": PipelineParallel.step of " + rows
+                    + " rows needs " + (long) rows * inWidth + " inputs at the first stage's leader, got "
+                    + (x == null ? "none" : x.length));
+        }
+        if (leader && stage == stages - 1 && (y == null || y.length < (long) rows * outWidth)) {
+            throw new IllegalArgumentException("rank " + world.rank() + ": PipelineParallel.step of " + rows
+                    + " rows needs " + (long) rows * outWidth + " targets at the last stage's leader, got "
+                    + (y == null ? "none" : y.length));
+        }
         // forward: the stage input arrives at the leader and is broadcast within the stage
         float[] input = new float[rows * inWidth];
         if (leader) {

@@ -11,6 +11,10 @@ import java.util.function.Supplier;
  * (averaged) so that rank r holds the shard it owns, updates only that shard of the parameters with an optimizer
  * whose state covers only that shard (1/N of the whole), and allgathers the updated shards so every rank has the
  * full parameters for the next forward.
+ *
+ * <p>The gradients are averaged over the ranks (AVG), as in {@link DistributedDataParallel}: the global batch's
+ * gradient when every rank's is that of its mean loss over the same number of rows. With uneven rows, pass each
+ * rank's gradient of its part of the global batch's mean loss times the world size.
  */
 public final class ZeroRedundancyOptimizer {
     private final Communicator comm;
@@ -23,6 +27,10 @@ public final class ZeroRedundancyOptimizer {
     private final Optimizer optimizer;
 
     public ZeroRedundancyOptimizer(Communicator comm, int parameters, Supplier<Optimizer> optimizer) {
+        if (parameters < 0) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": ZeroRedundancyOptimizer of " + parameters
+                    + " parameters");
+        }
         this.comm = comm;
         this.total = parameters;
         int p = comm.size();
@@ -39,8 +47,17 @@ public final class ZeroRedundancyOptimizer {
         return shard;
     }
 
-    /** Updates {@code params} in place from this rank's local {@code grads}. */
+    /**
+     * Updates {@code params} in place from this rank's local {@code grads}.
+     *
+     * @throws IllegalArgumentException when {@code params} or {@code grads} does not hold exactly the parameter
+     *         count given at construction (checked before any collective)
+     */
     public void step(float[] params, float[] grads) {
+        if (params.length != total || grads.length != total) {
+            throw new IllegalArgumentException("rank " + comm.rank() + ": ZeroRedundancyOptimizer.step of "
+                    + params.length + " parameters and " + grads.length + " gradients, constructed for " + total);
+        }
         System.arraycopy(grads, 0, paddedGrads, 0, total);
         comm.reduceScatter(Tensor.of(paddedGrads), Tensor.of(shardGrads), ReduceOp.AVG);
         int r = comm.rank();

@@ -109,6 +109,62 @@ class TrainingEquivalenceTest {
         }
     }
 
+    /**
+     * FSDP with uneven rows (1, 3 and none of a global batch of 4) follows one rank's step on the whole batch when
+     * given the global row count; the averaging step, meant for even rows, does not.
+     */
+    @Test
+    void shouldFollowTheGlobalBatchWithUnevenRowsInFsdp() {
+        Mlp model = new Mlp(3, 5, 2);
+        Dataset d = new Dataset(7, 4, 3, 2);
+        int[] first = {0, 1, 4};
+        int[] rows = {1, 3, 0};
+        List<double[]> alone = Jccl.runThreads(1, comm -> {
+            FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
+                    () -> Optimizer.sgd(0.1f, 0f));
+            double loss = f.step(d.inputs(0, 4), d.targets(0, 4), 4);
+            return withLoss(f.gatherParams(), loss);
+        });
+        List<double[]> uneven = Jccl.runThreads(3, comm -> {
+            FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
+                    () -> Optimizer.sgd(0.1f, 0f));
+            int r = comm.rank();
+            double loss = f.step(d.inputs(first[r], rows[r]), d.targets(first[r], rows[r]), rows[r], 4);
+            return withLoss(f.gatherParams(), loss);
+        });
+        double lossSum = 0;
+        for (double[] p : uneven) {
+            lossSum += p[p.length - 1];
+            for (int i = 0; i < p.length - 1; i++) {
+                assertEquals(alone.get(0)[i], p[i], 1e-6, "parameter " + i);
+            }
+        }
+        assertEquals(alone.get(0)[alone.get(0).length - 1], lossSum, 1e-6, "the ranks' parts sum to the loss");
+        assertThrows(JcclException.class, () -> Jccl.runThreads(2, comm -> new FullyShardedDataParallel(comm, model,
+                model.initParams(1), () -> Optimizer.sgd(0.1f, 0f)).step(d.inputs(0, 3), d.targets(0, 3), 3, 2)));
+        List<double[]> averaged = Jccl.runThreads(2, comm -> { // 1 and 3 rows, averaged: not the batch's gradient
+            FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
+                    () -> Optimizer.sgd(0.1f, 0f));
+            int r = comm.rank();
+            f.step(d.inputs(first[r], rows[r]), d.targets(first[r], rows[r]), rows[r]);
+            return withLoss(f.gatherParams(), 0);
+        });
+        double off = 0;
+        for (int i = 0; i < averaged.get(0).length - 1; i++) {
+            off = Math.max(off, Math.abs(averaged.get(0)[i] - alone.get(0)[i]));
+        }
+        assertTrue(off > 1e-4, "averaging per-rank means of uneven rows differs from the batch's step: " + off);
+    }
+
+    private static double[] withLoss(float[] params, double loss) {
+        double[] out = new double[params.length + 1];
+        for (int i = 0; i < params.length; i++) {
+            out[i] = params[i];
+        }
+        out[params.length] = loss;
+        return out;
+    }
+
     @FunctionalInterface
     private interface RankBodyOfFsdp {
         float[] run(io.jccl.Communicator comm);

@@ -1,0 +1,117 @@
+package io.jccl.train;
+
+import io.jccl.CommunicatorConfig;
+import io.jccl.Jccl;
+import io.jccl.JcclException;
+import io.jccl.PeerAbortedException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Misuse of the training classes fails with a message naming the rank, before any collective where the mistake is
+ * local, and by aborting the communicator where peers may already wait in the step's collectives.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class TrainingMisuseTest {
+    /**
+     * A rank that calls finish() with a parameter not marked ready, after a bucket's allreduce has started, aborts
+     * its communicator: its peer fails at once with PeerAbortedException naming the rank and the parameter instead of
+     * waiting out the timeout (it did, while the failing rank kept its communicator open), and the step is reset.
+     */
+    @Test
+    void shouldAbortWhenFinishFindsAParameterNotMarkedReady() {
+        CountDownLatch peerDone = new CountDownLatch(1);
+        AtomicReference<String> message = new AtomicReference<>();
+        AtomicReference<Throwable> afterwards = new AtomicReference<>();
+        JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(2,
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(20)), comm -> {
+                    float[] grads = new float[8];
+                    // a 16-byte cap: one bucket per parameter, bucket 0 holds parameter 1 (reverse order)
+                    DistributedDataParallel ddp = new DistributedDataParallel(comm, List.of(
+                            new DistributedDataParallel.Parameter("w", grads, 0, 4),
+                            new DistributedDataParallel.Parameter("b", grads, 4, 4)), 16, true);
+                    if (comm.rank() == 1) {
+                        ddp.markReady(1); // starts bucket 0's allreduce; parameter "w" is never marked
+                        message.set(assertThrows(IllegalStateException.class, ddp::finish).getMessage());
+                        try {
+                            ddp.markReady(1); // a new step: not "marked ready twice"
+                        } catch (Throwable t) {
+                            afterwards.set(t);
+                        }
+                        // the rank goes on holding its communicator open, as a process that caught the error would
+                        assertTrue(peerDone.await(60, TimeUnit.SECONDS), "the peer ended");
+                        return null;
+                    }
+                    try {
+                        ddp.markReady(1);
+                        ddp.markReady(0);
+                        ddp.finish();
+                        return null;
+                    } finally {
+                        peerDone.countDown();
+                    }
+                }));
+        assertEquals(0, e.rank());
+        PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e.getCause());
+        assertEquals(1, a.originRank());
+        assertTrue(a.reason().contains("rank 1") && a.reason().contains("[w]"), a.reason());
+        assertTrue(message.get().contains("rank 1") && message.get().contains("[w]"), message.get());
+        if (afterwards.get() != null) { // the aborted communicator refuses the new step's allreduce
+            assertTrue(!String.valueOf(afterwards.get().getMessage()).contains("twice"), afterwards.get().toString());
+        }
+    }
+
+    @Test
+    void shouldRefuseAParameterOutsideItsArray() {
+        float[] grads = new float[8];
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new DistributedDataParallel.Parameter("layer0.bias", grads, 6, 4));
+        assertTrue(e.getMessage().contains("layer0.bias") && e.getMessage().contains("8 floats"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new DistributedDataParallel.Parameter("x", grads, -1, 2));
+        assertThrows(IllegalArgumentException.class, () -> new DistributedDataParallel.Parameter("x", grads, 0, -1));
+    }
+
+    /** Arrays of the wrong length fail on every rank before the first collective, naming the rank. */
+    @Test
+    void shouldRefuseArraysOfTheWrongLengthBeforeAnyCollective() {
+        Mlp model = new Mlp(2, 3, 1);
+        List<String> messages = Jccl.runThreads(2, comm -> {
+            StringBuilder all = new StringBuilder();
+            ZeroRedundancyOptimizer z = new ZeroRedundancyOptimizer(comm, 5, () -> Optimizer.sgd(0.1f, 0f));
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> z.step(new float[5], new float[4])).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> new FullyShardedDataParallel(comm, model, new float[model.totalParams() - 1],
+                            () -> Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
+            FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
+                    () -> Optimizer.sgd(0.1f, 0f));
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> f.step(new float[3], new float[2], 2)).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> new DistributedDataParallel(comm, List.of(), 0, true)).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> new PipelineParallel(comm, model, new float[model.totalParams() + 1], 2,
+                            Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
+            // the communicator still works: nothing was left half done
+            z.step(new float[5], new float[5]);
+            f.step(new float[4], new float[2], 2);
+            return all.toString();
+        });
+        for (int r = 0; r < 2; r++) {
+            for (String m : messages.get(r).split("\n")) {
+                assertTrue(m.startsWith("rank " + r + ":"), m);
+            }
+        }
+    }
+}
