@@ -116,8 +116,8 @@ public final class BenchCommand implements Callable<Integer> {
             + "phases (default: ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo (torch's, via "
-            + "/usr/bin/python3), mpi (Open MPI: mpicc and mpirun on the PATH).")
+    @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo (torch's, run with "
+            + "$${JCCL_TORCH_PYTHON:-/usr/bin/python3}), mpi (Open MPI: mpicc and mpirun on the PATH).")
     List<String> compare;
 
     @Option(names = "--coalesced", description = "Also time 1,000 tensors of 4 KiB allreduced one call each against "

@@ -48,4 +48,16 @@ class HelpTest {
         assertTrue(help.contains("The secret is this environment's JCCL_SECRET (hex) when set, else a fresh one; with "
                 + "--nnodes > 1 it must be set, the same on every node"), help);
     }
+
+    /**
+     * bench --compare gloo and verify name the interpreter they run, as the variable and its default: bench's said
+     * /usr/bin/python3 whatever JCCL_TORCH_PYTHON was, and picocli replaced verify's ${JCCL_TORCH_PYTHON:-...} by
+     * its value, so neither named the variable.
+     */
+    @Test
+    void benchAndVerifyNameTheInterpreterTheyRun() {
+        for (String command : new String[] {"bench", "verify"}) {
+            assertTrue(help(command).contains("${JCCL_TORCH_PYTHON:-/usr/bin/python3}"), command + ": " + help(command));
+        }
+    }
 }
