@@ -197,6 +197,13 @@ public final class BenchCommand implements Callable<Integer> {
                         algorithmList.get(i), true, deterministic, transport, ranks, hosts, ranksPerHost);
             }
         }
+        // last: their directories are made now (they were after every row had been measured)
+        if (json != null) {
+            Options.output(spec, "--json", json, true);
+        }
+        if (plot != null) {
+            Options.output(spec, "--plot", plot, true);
+        }
     }
 
     @Override
@@ -340,11 +347,6 @@ public final class BenchCommand implements Callable<Integer> {
                     + "(median of %d)%n", ranks, iters);
             out.printf(Locale.ROOT, "one call each: %.0f us, one coalesced call: %.0f us, ratio %.1fx%n", t[0], t[1],
                     t[0] / t[1]);
-        }
-        for (File f : new File[] {json, plot}) {
-            if (f != null && f.getAbsoluteFile().getParentFile() != null) {
-                Files.createDirectories(f.getAbsoluteFile().getParentFile().toPath());
-            }
         }
         if (json != null) {
             writeJson(series, peers);

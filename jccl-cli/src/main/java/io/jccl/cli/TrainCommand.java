@@ -129,10 +129,7 @@ public final class TrainCommand implements Callable<Integer> {
                         + "which " + ranks / stages + " does not divide");
             }
         }
-        java.io.File dir = plot.getAbsoluteFile().getParentFile();
-        if (dir == null || !dir.isDirectory()) {
-            throw Options.usage(spec, "Invalid value for option '--plot': the directory " + dir + " does not exist");
-        }
+        Options.output(spec, "--plot", plot, false);
         progress = Progress.of("jccl train");
         runsTotal = 1 + parsed.size() + (skipPatterns ? 0 : 4);
         PrintStream out = System.out;

@@ -87,6 +87,9 @@ public final class TuneCommand implements Callable<Integer> {
                     + io.jccl.JcclSettings.DETERMINISTIC_ENV + " for jccl tune (deterministic jobs read the figures "
                     + "it writes alike)");
         }
+        // its directories are made now: they were after the measurements, which were lost when that failed
+        Options.output(spec, output != null ? "--output" : io.jccl.JcclSettings.TUNE_FILE_ENV,
+                output != null ? output : settings.tuneFile().toFile(), true);
         progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";
