@@ -242,6 +242,9 @@ class CliErrorsTest {
     void trainTuneAndStoreCheckTheirValues() {
         assertUsageError(Cli.run("train", "--transport", "mpi"), "train", "'mpi' is not a transport");
         assertUsageError(Cli.run("train", "--modes", "ddp,bogus"), "train", "'--modes': 'bogus'");
+        // it ran twice, and the second run's row replaced the first's
+        assertUsageError(Cli.run("train", "--modes", "ddp,zero, DDP", "--steps", "2", "--skip-patterns"), "train",
+                "Invalid value for option '--modes': ddp is given more than once");
         assertUsageError(Cli.run("train", "--optimizer", "lbfgs"), "train", "'--optimizer': 'lbfgs'");
         // checked before anything trains (a run-time failure after the single-rank run, exit 1, before)
         assertUsageError(Cli.run("train", "--ranks", "5"), "train", "'--ranks': 5 does not divide the global batch");

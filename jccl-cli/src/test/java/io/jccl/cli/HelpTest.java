@@ -60,4 +60,13 @@ class HelpTest {
             assertTrue(help(command).contains("${JCCL_TORCH_PYTHON:-/usr/bin/python3}"), command + ": " + help(command));
         }
     }
+
+    /** train --help gives --seed's default and the modes --modes takes (it said neither). */
+    @Test
+    void trainHelpGivesTheSeedsDefaultAndTheModes() {
+        String help = help("train");
+        assertTrue(help.contains("Seed of the data and the initial weights (default: 7)."), help);
+        assertTrue(help.contains("--modes=MODE[,MODE...] Modes to compare with single-rank training, each at most "
+                + "once: ddp, zero, fsdp, pipeline (default:"), help);
+    }
 }
