@@ -116,8 +116,8 @@ public final class BenchCommand implements Callable<Integer> {
             + "phases (default: ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo (torch's, via "
-            + "/usr/bin/python3), mpi (Open MPI: mpicc and mpirun on the PATH).")
+    @Option(names = "--compare", split = ",", description = "Peers to measure in the same run: gloo (torch's, run with "
+            + "$${JCCL_TORCH_PYTHON:-/usr/bin/python3}), mpi (Open MPI: mpicc and mpirun on the PATH).")
     List<String> compare;
 
     @Option(names = "--coalesced", description = "Also time 1,000 tensors of 4 KiB allreduced one call each against "
@@ -196,6 +196,13 @@ public final class BenchCommand implements Callable<Integer> {
                 Options.runnable(spec, "--algorithms", algorithms.get(i).trim(), op, Bench.label(op),
                         algorithmList.get(i), true, deterministic, transport, ranks, hosts, ranksPerHost);
             }
+        }
+        // last: their directories are made now (they were after every row had been measured)
+        if (json != null) {
+            Options.output(spec, "--json", json, true);
+        }
+        if (plot != null) {
+            Options.output(spec, "--plot", plot, true);
         }
     }
 
@@ -340,11 +347,6 @@ public final class BenchCommand implements Callable<Integer> {
                     + "(median of %d)%n", ranks, iters);
             out.printf(Locale.ROOT, "one call each: %.0f us, one coalesced call: %.0f us, ratio %.1fx%n", t[0], t[1],
                     t[0] / t[1]);
-        }
-        for (File f : new File[] {json, plot}) {
-            if (f != null && f.getAbsoluteFile().getParentFile() != null) {
-                Files.createDirectories(f.getAbsoluteFile().getParentFile().toPath());
-            }
         }
         if (json != null) {
             writeJson(series, peers);

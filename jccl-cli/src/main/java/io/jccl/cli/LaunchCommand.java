@@ -15,9 +15,12 @@ import java.util.concurrent.Callable;
 @Command(name = "launch", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {
             "Starts N ranks of CMD on this node with JCCL_RANK, JCCL_WORLD_SIZE, JCCL_LOCAL_RANK, "
-                + "JCCL_MASTER_ADDR, JCCL_MASTER_PORT and a fresh job secret JCCL_SECRET set (a program calls "
-                + "Jccl.fromEnvironment()). Output lines are prefixed with the rank. If a rank fails, the others are "
-                + "stopped and jccl launch exits with that rank's status; an interrupt stops every rank.",
+                + "JCCL_LOCAL_WORLD_SIZE (N), JCCL_MASTER_ADDR, JCCL_MASTER_PORT, JCCL_TRANSPORT (--transport) and "
+                + "the job secret JCCL_SECRET set (a program calls Jccl.fromEnvironment()). The secret is this "
+                + "environment's JCCL_SECRET (hex) when set, else a fresh one; with --nnodes > 1 it must be set, the "
+                + "same on every node (e.g. JCCL_SECRET=$(openssl rand -hex 32)). Output lines are prefixed with the "
+                + "rank. If a rank fails, the others are stopped and jccl launch exits with that rank's status; an "
+                + "interrupt stops every rank.",
             "",
             "Exit status: 0 when every rank exits 0, else the status of the first rank that failed; 2 for a usage "
                 + "error; as a shell, 127 when CMD is not found and 126 when it is not executable (nothing is "

@@ -292,6 +292,51 @@ final class Options {
                 ? ((com.sun.management.OperatingSystemMXBean) os).getTotalMemorySize() : 0;
     }
 
+    /**
+     * A usage error of {@code option} when {@code file} cannot be written where it is asked, found before any work
+     * starts: bench made the directories of its --json and --plot files, and wrote them, after every row had been
+     * measured, so a directory it could not make failed the run and lost the table. With {@code makeDirectory} the
+     * missing directories of {@code file} are made now (bench and tune make them), else its directory must exist.
+     * {@code option} is an option ({@code --json}) or the variable that gave the file ({@code JCCL_TUNE_FILE}).
+     */
+    static void output(CommandSpec spec, String option, java.io.File file, boolean makeDirectory) {
+        java.io.File path = file.getAbsoluteFile();
+        java.io.File dir = path.getParentFile();
+        String invalid = option.startsWith("-") ? "Invalid value for option '" + option + "': "
+                : "Invalid value of " + option + ": ";
+        if (dir != null && makeDirectory) {
+            try {
+                java.nio.file.Files.createDirectories(dir.toPath());
+            } catch (java.io.IOException | SecurityException e) {
+                throw new ParameterException(spec.commandLine(), invalid + "cannot make the directory " + dir + " ("
+                        + why(e) + ")");
+            }
+        } else if (dir == null || !dir.isDirectory()) {
+            throw new ParameterException(spec.commandLine(), invalid + "the directory " + dir + " does not exist");
+        }
+        if (path.isDirectory()) {
+            throw new ParameterException(spec.commandLine(), invalid + path + " is a directory");
+        }
+        if (!java.nio.file.Files.isWritable(path.exists() ? path.toPath() : dir.toPath())) {
+            throw new ParameterException(spec.commandLine(), invalid + "cannot write " + path + " (permission denied)");
+        }
+    }
+
+    /** Why a file operation failed, in a few words: the JDK's messages name the file, or only the file. */
+    private static String why(Exception e) {
+        if (e instanceof java.nio.file.FileAlreadyExistsException) {
+            return ((java.nio.file.FileAlreadyExistsException) e).getFile() + " is not a directory";
+        }
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "permission denied: " + ((java.nio.file.AccessDeniedException) e).getFile();
+        }
+        if (e instanceof java.nio.file.FileSystemException) {
+            java.nio.file.FileSystemException f = (java.nio.file.FileSystemException) e;
+            return f.getFile() + ": " + (f.getReason() != null ? f.getReason() : e.getClass().getSimpleName());
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+
     /** A usage error of {@code spec}'s command that no single option value explains. */
     static ParameterException usage(CommandSpec spec, String message) {
         return new ParameterException(spec.commandLine(), message);

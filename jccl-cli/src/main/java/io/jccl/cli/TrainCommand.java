@@ -43,8 +43,9 @@ public final class TrainCommand implements Callable<Integer> {
             + "zero and fsdp, and a multiple of 2 or 3 for the pipeline (default: ${DEFAULT-VALUE}).")
     int ranks;
 
-    @Option(names = "--modes", split = ",", defaultValue = "ddp,zero,fsdp,pipeline",
-            description = "Modes to compare with single-rank training (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--modes", split = ",", defaultValue = "ddp,zero,fsdp,pipeline", paramLabel = "MODE",
+            description = "Modes to compare with single-rank training, each at most once: ddp, zero, fsdp, "
+                + "pipeline (default: ${DEFAULT-VALUE}).")
     List<String> modes;
 
     @Option(names = "--transport", defaultValue = "threads", paramLabel = "threads|shm|tcp",
@@ -67,7 +68,8 @@ public final class TrainCommand implements Callable<Integer> {
             description = "Skip measuring bucketing and overlap on a 34-tensor MLP.")
     boolean skipPatterns;
 
-    @Option(names = "--seed", defaultValue = "7", description = "Seed of the data and the initial weights.")
+    @Option(names = "--seed", defaultValue = "7", description = "Seed of the data and the initial weights "
+            + "(default: ${DEFAULT-VALUE}).")
     long seed;
 
     private TrainConfig config() {
@@ -107,6 +109,13 @@ public final class TrainCommand implements Callable<Integer> {
             throw Options.usage(spec, "Invalid value for option '--modes': single is the reference every run "
                     + "is compared with, not a mode to give");
         }
+        // a mode given twice ran twice, and its second run replaced the first's row
+        if (new java.util.HashSet<>(parsed).size() < parsed.size()) {
+            TrainConfig.Mode twice = parsed.stream().filter(m -> parsed.indexOf(m) != parsed.lastIndexOf(m))
+                    .findFirst().orElseThrow();
+            throw Options.usage(spec, "Invalid value for option '--modes': " + twice.name().toLowerCase(Locale.ROOT)
+                    + " is given more than once");
+        }
         if (!optimizer.equals("sgd") && !optimizer.equals("adam")) {
             throw Options.usage(spec, "Invalid value for option '--optimizer': '" + optimizer + "' (sgd or adam)");
         }
@@ -129,10 +138,7 @@ public final class TrainCommand implements Callable<Integer> {
                         + "which " + ranks / stages + " does not divide");
             }
         }
-        java.io.File dir = plot.getAbsoluteFile().getParentFile();
-        if (dir == null || !dir.isDirectory()) {
-            throw Options.usage(spec, "Invalid value for option '--plot': the directory " + dir + " does not exist");
-        }
+        Options.output(spec, "--plot", plot, false);
         progress = Progress.of("jccl train");
         runsTotal = 1 + parsed.size() + (skipPatterns ? 0 : 4);
         PrintStream out = System.out;
@@ -143,7 +149,7 @@ public final class TrainCommand implements Callable<Integer> {
         Map<String, Trainer.Result> results = new LinkedHashMap<>();
         results.put("single", single);
         for (int i = 0; i < parsed.size(); i++) {
-            results.put(modes.get(i).trim().toLowerCase(Locale.ROOT), run(cfg, parsed.get(i)));
+            results.put(parsed.get(i).name().toLowerCase(Locale.ROOT), run(cfg, parsed.get(i)));
         }
         progress.clear();
         out.printf(Locale.ROOT, "jccl train: MLP %s, global batch %d, %d steps, %s, %d ranks as %s%s%n%n",

@@ -24,10 +24,11 @@ import java.util.concurrent.Callable;
             "Measures the latency (alpha, us per step) and bandwidth (beta, us per byte) terms of AUTO's cost model "
                 + "for a transport: the ring allreduce at a small and a large size for messages, and the "
                 + "shared-memory allreduce for the shared arena (threads and shm). Writes them to the tuning file "
-                + "(JCCL_TUNE_FILE, default ~/.jccl/tune.properties), which every communicator reads at its first "
-                + "AUTO call, and prints what AUTO then picks per size. Every rank of a job must see the same file. "
-                + "Refused under JCCL_DETERMINISTIC=1, which runs those allreduces as ordered. Progress goes to "
-                + "stderr."})
+                + "(JCCL_TUNE_FILE, default ~/.jccl/tune.properties) and prints what AUTO then picks per size. A "
+                + "communicator formed through a rendezvous (Jccl.fromEnvironment, Spark's) takes rank 0's file (or "
+                + "the parameters rank 0's program gave) on every rank at its start, so only rank 0's host needs it; "
+                + "one made otherwise, ranks as threads say, reads its own at its first AUTO call. Refused under JCCL_DETERMINISTIC=1, which runs those allreduces as ordered. "
+                + "Progress, and the file written, go to stderr; stdout has the figures and AUTO's choices."})
 public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--transport", defaultValue = "shm", paramLabel = "threads|shm|tcp",
             converter = Options.Transport.class,
@@ -86,6 +87,9 @@ public final class TuneCommand implements Callable<Integer> {
                     + io.jccl.JcclSettings.DETERMINISTIC_ENV + " for jccl tune (deterministic jobs read the figures "
                     + "it writes alike)");
         }
+        // its directories are made now: they were after the measurements, which were lost when that failed
+        Options.output(spec, output != null ? "--output" : io.jccl.JcclSettings.TUNE_FILE_ENV,
+                output != null ? output : settings.tuneFile().toFile(), true);
         progress = Progress.of("jccl tune");
         if (hosts > 1) {
             transport = "tcp";
@@ -115,7 +119,7 @@ public final class TuneCommand implements Callable<Integer> {
         }
         model.store(file, bed != null ? "jccl tune --hosts " + hosts + (link != null ? " --link " + link : "")
                 : "jccl tune --transport " + transport + " --ranks " + ranks);
-        out.println("wrote " + file);
+        progress.wrote(file);
         if (bed != null) { // what AUTO picks across hosts, two ranks on each: shared memory within, these between
             int[] hostOf = new int[2 * hosts];
             for (int r = 0; r < hostOf.length; r++) {

@@ -21,7 +21,7 @@ import java.util.concurrent.Callable;
                 + "byte counters. Exit status 1 if any row mismatches. Progress goes to stderr (a line per primitive "
                 + "and world size when stderr is not a terminal); stdout has the tables or the JSON only.",
             "",
-            "gloo is run with ${JCCL_TORCH_PYTHON:-/usr/bin/python3}; without torch the table compares against "
+            "gloo is run with $${JCCL_TORCH_PYTHON:-/usr/bin/python3}; without torch the table compares against "
                 + "jccl's exact Java reference and says so. torch 1.13's gloo has no reduce_scatter, AVG or "
                 + "bfloat16: those rows compare with gloo's all_reduce block, gloo's SUM divided by N, and an "
                 + "exact model of gloo's ring order in bfloat16 (see docs/verification.md)."})

@@ -29,6 +29,13 @@ public final class WorkDir implements AutoCloseable {
     /** Processes being started (their exec in progress), which the shutdown hook waits for a bounded time. */
     private static int starting;
     /**
+     * Directories being made: from before the directory is made until it is listed in {@link #OPEN}, or removed
+     * again when the hook has begun meanwhile; the shutdown hook waits for them as for {@link #starting}.
+     */
+    private static int creating;
+    /** Run, when set, after a directory is made and before it is listed: the tests hold a create there. */
+    static volatile Runnable afterMaking;
+    /**
      * How long the shutdown hook keeps removing a directory that is not empty yet: ranks stopped meanwhile by their
      * launcher's own hook (within {@link Launcher#GRACE_MS}) or this JVM's other threads may still write into it.
      */
@@ -42,24 +49,51 @@ public final class WorkDir implements AutoCloseable {
         this.dir = dir;
     }
 
+    /**
+     * Makes a directory named {@code prefix}... in the temporary directory. The hook is registered, and the create
+     * counted, before the directory is made; the hook waits (a bounded time) for a create in progress, which lists
+     * its directory or, when the hook has begun meanwhile, removes it before it is no longer counted. The directory
+     * was made first and the hook registered (the first time) or checked for after: a signal in between left it, as
+     * its removal ran on this thread, which the JVM does not wait for (and with no hook yet, nothing waited at all),
+     * or the hook had listed the open directories before this one.
+     */
     public static WorkDir create(String prefix) throws IOException {
-        WorkDir w = new WorkDir(Files.createTempDirectory(prefix));
         synchronized (OPEN) {
-            try {
-                if (!exiting) {
+            if (!exiting) {
+                try {
                     if (!hooked) {
                         Runtime.getRuntime().addShutdownHook(new Thread(WorkDir::removeAll, "jccl-workdir-removal"));
                         hooked = true;
                     }
+                } catch (IllegalStateException shuttingDown) {
+                    exiting = true; // the JVM exits, with no hook of ours: nothing is made from now on
+                }
+            }
+            if (exiting) {
+                throw new IOException("not making a work directory: this JVM is exiting");
+            }
+            creating++;
+        }
+        try {
+            WorkDir w = new WorkDir(Files.createTempDirectory(prefix)); // not under the lock, as a process start
+            Runnable held = afterMaking;
+            if (held != null) {
+                held.run();
+            }
+            synchronized (OPEN) {
+                if (!exiting) {
                     OPEN.add(w);
                     return w;
                 }
-            } catch (IllegalStateException shuttingDown) {
-                // the JVM exits: as below
+            }
+            w.remove(); // still counted: the hook waits for it
+            throw new IOException("not making a work directory: this JVM is exiting");
+        } finally {
+            synchronized (OPEN) {
+                creating--;
+                OPEN.notifyAll();
             }
         }
-        w.remove();
-        throw new IOException("not making a work directory: this JVM is exiting");
     }
 
     /**
@@ -95,7 +129,8 @@ public final class WorkDir implements AutoCloseable {
             exiting = true;
             long until = System.nanoTime() + Launcher.GRACE_MS * 1_000_000;
             try {
-                while (starting > 0 && until - System.nanoTime() > 0) { // a start in progress lists its process
+                // a start in progress lists its process, a create its directory (or removes it)
+                while (starting + creating > 0 && until - System.nanoTime() > 0) {
                     OPEN.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
                 }
             } catch (InterruptedException e) {

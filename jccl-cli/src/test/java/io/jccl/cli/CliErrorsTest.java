@@ -242,6 +242,9 @@ class CliErrorsTest {
     void trainTuneAndStoreCheckTheirValues() {
         assertUsageError(Cli.run("train", "--transport", "mpi"), "train", "'mpi' is not a transport");
         assertUsageError(Cli.run("train", "--modes", "ddp,bogus"), "train", "'--modes': 'bogus'");
+        // it ran twice, and the second run's row replaced the first's
+        assertUsageError(Cli.run("train", "--modes", "ddp,zero, DDP", "--steps", "2", "--skip-patterns"), "train",
+                "Invalid value for option '--modes': ddp is given more than once");
         assertUsageError(Cli.run("train", "--optimizer", "lbfgs"), "train", "'--optimizer': 'lbfgs'");
         // checked before anything trains (a run-time failure after the single-rank run, exit 1, before)
         assertUsageError(Cli.run("train", "--ranks", "5"), "train", "'--ranks': 5 does not divide the global batch");
@@ -254,6 +257,32 @@ class CliErrorsTest {
         assertUsageError(Cli.run("tune", "--transport", "gloo"), "tune", "'gloo' is not a transport");
         assertUsageError(Cli.run("tune", "--ranks", "1"), "tune", "'--ranks': 1 (it must be at least 2)");
         assertUsageError(Cli.run("store", "--port", "70000"), "store", "'--port': 70000");
+    }
+
+    /**
+     * A file a command cannot write is a usage error before anything is measured: bench made the directories of its
+     * --json and --plot files after every row (and tune its --output's after its measurements), so one it could not
+     * make failed the run with status 1 and lost the table; a directory given as the file failed alike.
+     */
+    @Test
+    void anOutputFileThatCannotBeWrittenIsAUsageError(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("file"), "");
+        String under = file.resolve("rows.json").toString(); // its directory cannot be made: a file is in its place
+        String[] quick = {"--ranks", "2", "--sizes", "4", "--scale", "0.01"};
+        assertUsageError(Cli.run(concat(new String[] {"bench", "--json", under}, quick)), "bench",
+                "Invalid value for option '--json': cannot make the directory " + file + " (" + file
+                        + " is not a directory)");
+        assertUsageError(Cli.run(concat(new String[] {"bench", "--plot", dir.toString()}, quick)), "bench",
+                "Invalid value for option '--plot': " + dir + " is a directory");
+        assertUsageError(Cli.run("tune", "--transport", "threads", "--ranks", "2", "--large", "64K", "--scale", "0.01",
+                "--output", under), "tune", "Invalid value for option '--output': cannot make the directory " + file);
+        assertUsageError(Cli.run("train", "--plot", dir.toString()), "train",
+                "Invalid value for option '--plot': " + dir + " is a directory");
+        // a directory that can be made is made, and the file written there
+        Path made = dir.resolve("a/b/rows.json");
+        Cli r = Cli.run(concat(new String[] {"bench", "--json", made.toString()}, quick));
+        assertEquals(0, r.status, r.both());
+        assertTrue(Files.size(made) > 0, r.both());
     }
 
     /** A failure at run time: one line naming what failed, status 1; the trace only with --stacktrace. */

@@ -163,15 +163,19 @@ class ProgressTest {
         assertFalse(r.out.contains("trained") || r.out.contains("\r"), r.both());
     }
 
+    /** tune's steps and the file it wrote on stderr, as the other commands': "wrote FILE" was on stdout. */
     @Test
-    void tunePrintsAStepPerMeasurement(@TempDir Path dir) {
+    void tunePrintsAStepPerMeasurementAndTheFileItWrote(@TempDir Path dir) {
+        Path file = dir.resolve("tune.properties");
         Cli r = Cli.run("tune", "--transport", "threads", "--ranks", "2", "--large", "64K", "--scale", "0.01",
-                "--output", dir.resolve("tune.properties").toString());
+                "--output", file.toString());
         assertEquals(0, r.status, r.both());
         List<String> steps = progressLines(r.err, "jccl tune").stream()
                 .map(l -> l.replaceAll(" \\(\\d+ s\\)$", "")).collect(Collectors.toList());
         assertEquals(List.of("jccl tune: 1/2 ring allreduce measured", "jccl tune: 2/2 shared-memory allreduce measured"),
                 steps, r.both());
         assertTrue(r.out.startsWith("threads messages (2 ranks): ring allreduce"), r.both());
+        assertTrue(r.err.lines().anyMatch(l -> l.equals("wrote " + file)), r.both());
+        assertFalse(r.out.contains("wrote"), r.both());
     }
 }

@@ -153,6 +153,64 @@ class WorkDirTest {
     }
 
     /**
+     * The JVM exiting while a directory is being made leaves no directory: it was made, then the hook registered (the
+     * first time) or checked for; a signal in between had the creating thread remove it, which the JVM does not wait
+     * for, or with no hook at all nothing waited (WorkDirTest.aSignalLeavesNoWorkDirectoryOfTheRanks, SIGTERM as
+     * soon as jccl-verify-* appeared, once left it). {@link HeldCreate} holds a create after its directory is made
+     * and exits meanwhile, with the hook not registered yet ({@code first}) or registered by an earlier directory.
+     */
+    @Test
+    void anExitWhileADirectoryIsMadeLeavesNoDirectory(@TempDir Path dir) throws Exception {
+        for (String which : new String[] {"first", "second"}) {
+            Path tmp = Files.createDirectory(dir.resolve(which));
+            Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
+                    "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"),
+                    HeldCreate.class.getName(), which).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve(which + ".log").toFile()).start();
+            try {
+                assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+            } finally {
+                ProcessTree.kill(p.toHandle());
+            }
+            String log = Files.readString(dir.resolve(which + ".log"));
+            assertEquals(0, p.exitValue(), log);
+            assertTrue(log.contains("made " + tmp.resolve("jccl-held-")), log); // the create was held, then exited
+            assertEquals(List.of(), workDirs(tmp), which + ": " + log);
+        }
+    }
+
+    /** Makes a work directory, held after it is made until this JVM has begun to exit: see above. */
+    static final class HeldCreate {
+        public static void main(String[] args) throws Exception {
+            if (args[0].equals("second")) {
+                WorkDir.create("jccl-before-").close(); // registers the hook
+            }
+            java.util.concurrent.CountDownLatch made = new java.util.concurrent.CountDownLatch(1);
+            WorkDir.afterMaking = () -> {
+                made.countDown();
+                try {
+                    Thread.sleep(500); // the exit begins meanwhile
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            Thread creator = new Thread(() -> {
+                try {
+                    WorkDir.create("jccl-held-");
+                } catch (java.io.IOException exiting) {
+                    // expected: the JVM is exiting
+                }
+            });
+            creator.start();
+            made.await();
+            try (Stream<Path> s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+                s.forEach(d -> System.out.println("made " + d));
+            }
+            System.exit(0); // as SIGTERM: the shutdown hooks run, then the JVM halts whatever its threads do
+        }
+    }
+
+    /**
      * A worker that fails is reported by the command the user ran: the launcher that verify, bench, tune and train
      * share printed "jccl launch: rank 0 failed ...", naming a command nobody had run.
      */
