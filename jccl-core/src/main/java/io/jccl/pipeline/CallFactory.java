@@ -19,6 +19,7 @@ import io.jccl.transport.SubTransport;
 import io.jccl.transport.Transport;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -91,21 +92,27 @@ final class CallFactory {
         }
     }
 
-    /** One allreduce of all {@code tensors}, packed into one buffer. */
+    /**
+     * One allreduce of all {@code tensors}, packed into one buffer. The call reduces the tensors the list holds now:
+     * it checks and keeps a copy of the list, since the caller may clear and refill its list (a bucketing loop)
+     * before an asynchronous call runs.
+     */
     PreparedCall allReduceCoalesced(List<Tensor> tensors, ReduceOp op, CollectiveOptions o) {
-        int n = checks.allReduceCoalesced(tensors, op);
-        DataType dt = tensors.get(0).dtype();
+        // a copy that may hold null, which the checks report as a bad argument
+        List<Tensor> parts = tensors == null ? null : Arrays.asList(tensors.toArray(new Tensor[0]));
+        int n = checks.allReduceCoalesced(parts, op);
+        DataType dt = parts.get(0).dtype();
         return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, (p, call, algorithm) -> {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
-            for (Tensor t : tensors) {
+            for (Tensor t : parts) {
                 Buf b = staging.stage(t);
                 b.copyTo(flat, at);
                 at += b.count();
             }
             reduceAll(call, algorithm, Operands.inPlace(flat, op, -1), world);
             at = 0;
-            for (Tensor t : tensors) {
+            for (Tensor t : parts) {
                 Buf b = staging.stage(t);
                 flat.copyTo(at, b, 0, b.count());
                 staging.unstage(t, b);
