@@ -174,8 +174,11 @@ final class OrderedExecution {
 
     Work runAsync(PreparedCall p) {
         calls.detach(p);
-        long seq = takeSequence(p.op());
+        // made before the sequence number is taken: from there on nothing may throw outside the try that skips it,
+        // or the number is lost and every later call of the communicator waits for its turn forever
         CompletableFuture<Void> future = new CompletableFuture<>();
+        Work work = new Work(future);
+        long seq = takeSequence(p.op());
         try {
             long record = schedule(p, seq, System.nanoTime());
             asyncExecutor().execute(() -> {
@@ -194,7 +197,7 @@ final class OrderedExecution {
             skip(seq, p);
             throw e;
         }
-        return new Work(future);
+        return work;
     }
 
     private long takeSequence(OpType op) {
