@@ -339,7 +339,8 @@ public interface Communicator extends AutoCloseable {
 
     /**
      * As {@link #allReduceCoalesced(java.util.List, ReduceOp, CollectiveOptions)}, returning at once; the tensors
-     * belong to the call until the work completes.
+     * belong to the call until the work completes. The list does not: the call reduces the tensors it held when
+     * called, and the caller may clear or refill it once this returns.
      *
      * @param tensors this rank's inputs, each overwritten with its result
      * @param op the reduction

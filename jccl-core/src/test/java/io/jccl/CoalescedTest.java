@@ -8,7 +8,9 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,5 +56,39 @@ class CoalescedTest {
             return Bufs.bitEqual(new Buf(DataType.FLOAT32, joined, 0, joined.length), expected);
         });
         ok.forEach(b -> assertTrue(b));
+    }
+
+    /**
+     * An asynchronous coalesced allreduce reduces the tensors its list held when it was called: a caller that clears
+     * and refills the list once the call has returned (a bucketing loop) changes nothing of it. Rank 1 makes its
+     * calls only once rank 0 has refilled its list, so rank 0's coalesced call, queued behind an allreduce that
+     * needs rank 1, runs after the refill.
+     */
+    @Test
+    void anAsynchronousCallReducesTheTensorsItsListHeldWhenCalled() {
+        CountDownLatch refilled = new CountDownLatch(1);
+        List<float[][]> results = Jccl.runThreads(2, comm -> {
+            if (comm.rank() == 1) {
+                refilled.await();
+            }
+            Work first = comm.allReduceAsync(Tensor.of(new float[4]), ReduceOp.SUM, CollectiveOptions.DEFAULT);
+            float[] a = {1 + comm.rank(), 2, 3};
+            float[] b = {10 * (1 + comm.rank())};
+            float[] other = {-1, -1, -1};
+            List<Tensor> bucket = new ArrayList<>(List.of(Tensor.of(a), Tensor.of(b)));
+            Work coalesced = comm.allReduceCoalescedAsync(bucket, ReduceOp.SUM, CollectiveOptions.DEFAULT);
+            bucket.clear();
+            bucket.add(Tensor.of(other));
+            bucket.add(Tensor.of(new float[1]));
+            refilled.countDown();
+            first.await();
+            coalesced.await();
+            return new float[][] {a, b, other};
+        });
+        for (float[][] r : results) {
+            assertArrayEquals(new float[] {3, 4, 6}, r[0]);
+            assertArrayEquals(new float[] {30}, r[1]);
+            assertArrayEquals(new float[] {-1, -1, -1}, r[2], "a tensor put in the list after the call");
+        }
     }
 }

@@ -314,6 +314,38 @@ class FirstHourApiTest {
         }
     }
 
+    /**
+     * A length no array has (a negative count: rank 1 made another call with one int) fails allGatherV on the rank
+     * that read it, naming the rank that sent it, and the peers hear of it at once: the rank threw before its
+     * second call took a sequence number, and the peers waited in that call until their deadline.
+     */
+    @Test
+    void allGatherVFailsEveryRankAtOnceOnANegativeLength() throws Exception {
+        List<Communicator> comms = TransportKind.LOCAL.create(2, CommunicatorConfig.fromEnvironment()
+                .withTimeout(Duration.ofSeconds(20)));
+        try {
+            CompletableFuture<Throwable> peer = CompletableFuture.supplyAsync(() -> {
+                try {
+                    comms.get(1).allGather(Tensor.of(new int[] {-5}), Tensor.of(new int[2]));
+                    comms.get(1).barrier();
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            });
+            long t0 = System.nanoTime();
+            JcclException e = assertThrows(JcclException.class, () -> comms.get(0).allGatherV(new byte[3]));
+            assertTrue(e.getMessage().contains("rank 1 announced -5 bytes"), e.getMessage());
+            assertEquals(1, e.sequence());
+            Throwable heard = peer.get(30, TimeUnit.SECONDS);
+            assertTrue(heard instanceof PeerAbortedException && heard.getMessage().contains("rank 1 announced -5"),
+                    String.valueOf(heard));
+            assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "rank 1 heard of it only at its deadline");
+        } finally {
+            TransportKind.closeAll(comms);
+        }
+    }
+
     @Test
     void sumIsTheDefaultAndPlainArraysNeedNoTensor() {
         Jccl.run(3, c -> {

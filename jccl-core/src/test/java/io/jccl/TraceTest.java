@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The JSONL bandwidth trace: one record per rank per operation, with the bytes the counters saw. */
 class TraceTest {
@@ -78,5 +79,79 @@ class TraceTest {
         assertTrue(line.startsWith("{\"rank\":0,\"world\":2,\"comm\":0,\"op\":\"allReduce\",\"seq\":0,"), line);
         assertTrue(line.contains("a \\\"quoted\\\" reason\\non two lines"), line);
         assertTrue(line.endsWith("\"}") && !line.contains("\"status\":\"ok\""), line);
+    }
+
+    /** Communicators of 2 ranks whose trace files are /dev/full: every write fails, as on a full disk. */
+    private static List<Communicator> tracingToAFullDisk(Path dir) throws Exception {
+        Path full = Path.of("/dev/full");
+        assumeTrue(Files.isWritable(full), "needs /dev/full");
+        for (int r = 0; r < 2; r++) {
+            Files.createSymbolicLink(dir.resolve("trace.rank" + r + ".jsonl"), full);
+        }
+        return TransportKind.LOCAL.create(2, CommunicatorConfig.fromEnvironment()
+                .withTrace(dir.resolve("trace").toString()).withAlgorithm(Algorithm.RING)
+                .withTimeout(java.time.Duration.ofSeconds(20)));
+    }
+
+    /**
+     * A trace that cannot be written (a full disk) changes no call: each completes on every rank, and the
+     * communicator goes on. A failed write escaped the call that had completed on this rank alone, and the
+     * communicator stayed usable, out of step with its peers.
+     */
+    @Test
+    void aTraceThatCannotBeWrittenFailsNoCall(@TempDir Path dir) throws Exception {
+        List<Communicator> comms = tracingToAFullDisk(dir);
+        try {
+            List<CompletableFuture<float[]>> calls = new java.util.ArrayList<>();
+            for (Communicator c : comms) {
+                calls.add(CompletableFuture.supplyAsync(() -> {
+                    float[] a = {c.rank() + 1, 1};
+                    c.allReduce(a, ReduceOp.SUM);
+                    c.allReduce(a, ReduceOp.SUM);
+                    return a;
+                }));
+            }
+            for (CompletableFuture<float[]> call : calls) {
+                org.junit.jupiter.api.Assertions.assertArrayEquals(new float[] {6, 4}, call.get(20, TimeUnit.SECONDS));
+            }
+        } finally {
+            TransportKind.closeAll(comms);
+            removeLinks(dir);
+        }
+    }
+
+    /**
+     * A failed call whose trace cannot be written reports its own failure, and the communicator fails: the write's
+     * failure replaced it, and the communicator stayed usable.
+     */
+    @Test
+    void aFailedCallWhoseTraceCannotBeWrittenReportsItsOwnFailure(@TempDir Path dir) throws Exception {
+        List<Communicator> comms = tracingToAFullDisk(dir);
+        try {
+            CompletableFuture<Throwable> call = CompletableFuture.supplyAsync(() -> {
+                try {
+                    comms.get(0).allReduce(new float[8], ReduceOp.SUM);
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            });
+            comms.get(1).abort("stopped by the test");
+            Throwable t = call.get(20, TimeUnit.SECONDS);
+            assertTrue(t instanceof JcclException && t.getMessage().contains("stopped by the test"), String.valueOf(t));
+            Throwable next = org.junit.jupiter.api.Assertions.assertThrows(CommunicatorAbortedException.class,
+                    () -> comms.get(0).barrier());
+            assertTrue(next.getMessage().contains("failed earlier"), next.getMessage());
+        } finally {
+            TransportKind.closeAll(comms);
+            removeLinks(dir);
+        }
+    }
+
+    /** Removes the links to /dev/full, which the temporary directory's clean-up warns about. */
+    private static void removeLinks(Path dir) throws java.io.IOException {
+        for (int r = 0; r < 2; r++) {
+            Files.deleteIfExists(dir.resolve("trace.rank" + r + ".jsonl"));
+        }
     }
 }

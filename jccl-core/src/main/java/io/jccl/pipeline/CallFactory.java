@@ -4,6 +4,7 @@ import io.jccl.Algorithm;
 import io.jccl.CollectiveOptions;
 import io.jccl.CommunicatorConfig;
 import io.jccl.DataType;
+import io.jccl.JcclException;
 import io.jccl.OpType;
 import io.jccl.ReduceOp;
 import io.jccl.Tensor;
@@ -19,6 +20,7 @@ import io.jccl.transport.SubTransport;
 import io.jccl.transport.Transport;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -91,21 +93,27 @@ final class CallFactory {
         }
     }
 
-    /** One allreduce of all {@code tensors}, packed into one buffer. */
+    /**
+     * One allreduce of all {@code tensors}, packed into one buffer. The call reduces the tensors the list holds now:
+     * it checks and keeps a copy of the list, since the caller may clear and refill its list (a bucketing loop)
+     * before an asynchronous call runs.
+     */
     PreparedCall allReduceCoalesced(List<Tensor> tensors, ReduceOp op, CollectiveOptions o) {
-        int n = checks.allReduceCoalesced(tensors, op);
-        DataType dt = tensors.get(0).dtype();
+        // a copy that may hold null, which the checks report as a bad argument
+        List<Tensor> parts = tensors == null ? null : Arrays.asList(tensors.toArray(new Tensor[0]));
+        int n = checks.allReduceCoalesced(parts, op);
+        DataType dt = parts.get(0).dtype();
         return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, (p, call, algorithm) -> {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
-            for (Tensor t : tensors) {
+            for (Tensor t : parts) {
                 Buf b = staging.stage(t);
                 b.copyTo(flat, at);
                 at += b.count();
             }
             reduceAll(call, algorithm, Operands.inPlace(flat, op, -1), world);
             at = 0;
-            for (Tensor t : tensors) {
+            for (Tensor t : parts) {
                 Buf b = staging.stage(t);
                 flat.copyTo(at, b, 0, b.count());
                 staging.unstage(t, b);
@@ -258,18 +266,21 @@ final class CallFactory {
      * The second call of {@code allGatherV}, once every rank knows every length ({@code lengths}): a ring in which
      * each rank's bytes travel once around, block by block (step s: rank k sends the block of rank k - s to k + 1
      * and takes that of rank k - s - 1 from k - 1). Its signature counts the longest block, which every rank
-     * computes alike; a block whose length disagrees with {@code lengths} fails the receiver's frame check.
+     * computes alike; a block whose length disagrees with {@code lengths} fails the receiver's frame check. The
+     * arrays of {@code out} are made in the call, so that a length no array has, or no memory for one, fails the
+     * communicator and tells the peers, which are in the call too.
      */
     PreparedCall allGatherV(byte[] mine, int[] lengths, byte[][] out) {
         int max = 0;
         for (int n : lengths) {
             max = Math.max(max, n);
         }
-        for (int r = 0; r < lengths.length; r++) {
-            out[r] = r == transport.rank() ? mine.clone() : new byte[lengths[r]];
-        }
         return prepare(OpType.ALL_GATHER, DataType.UINT8, max, -1, null,
                 CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING), (prepared, call, algorithm) -> {
+                    checkLengths(call, "allGatherV", lengths);
+                    for (int r = 0; r < lengths.length; r++) {
+                        out[r] = r == call.rank() ? mine.clone() : new byte[lengths[r]];
+                    }
                     int p = call.size();
                     int k = call.rank();
                     for (int s = 0; s < p - 1; s++) {
@@ -295,6 +306,7 @@ final class CallFactory {
         }
         return prepare(OpType.GATHER, DataType.UINT8, max, root, null,
                 CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DIRECT), (prepared, call, algorithm) -> {
+                    checkLengths(call, "gatherV", lengths);
                     int step = io.jccl.algorithm.SignatureCheck.agree(call, 0);
                     call.step(step, "gatherv to the root");
                     if (call.rank() != root) {
@@ -314,6 +326,22 @@ final class CallFactory {
                         }
                     }
                 }, null, null);
+    }
+
+    /**
+     * Fails {@code call}, the second call of {@code what} (allGatherV, gatherV), if a rank announced a length no
+     * array has in the first: every rank has the same lengths, so each fails alike, naming the rank that sent it.
+     */
+    private static void checkLengths(CollectiveCall call, String what, int[] lengths) {
+        for (int r = 0; r < lengths.length; r++) {
+            if (lengths[r] < 0) {
+                throw new JcclException(call.rank(), call.signature().op(), call.signature().sequence(), "rank "
+                        + call.rank() + ": " + what + "'s " + call.signature().op().label() + " #"
+                        + call.signature().sequence() + ": rank " + r + " announced " + lengths[r] + " bytes in the "
+                        + "allgather of the lengths (a length is 0 or more: did rank " + r + " make another call?)",
+                        null);
+            }
+        }
     }
 
     /**

@@ -341,30 +341,61 @@ public final class DefaultCommunicator implements Communicator {
     /**
      * Closes the sub-groups made from this communicator (they run over its transport), ends the call in flight, if
      * any, and waits for it to leave (up to 10 s); then closes the trace this communicator opened, the async thread
-     * and the transport. Later calls fail. A close while another thread's close runs returns when that one has ended
-     * (at most {@link #CLOSE_WAIT_SECONDS} s): a program that closed on one thread and exited on another ended the
-     * first close before its goodbyes went out, and its peers took it for dead. A close after that does nothing.
+     * and the transport. Each part is closed whatever closing another throws, the transport last; then the first
+     * failure is thrown, the others suppressed in it. Later calls fail. A close while another thread's close runs
+     * returns when that one has ended (at most {@link #CLOSE_WAIT_SECONDS} s): a program that closed on one thread
+     * and exited on another ended the first close before its goodbyes went out, and its peers took it for dead. A
+     * close after that does nothing.
      */
     @Override
     public void close() {
-        subGroups.closeAll(); // they run over this communicator's transport
+        Throwable failure = closing(null, subGroups::closeAll); // they run over this communicator's transport
         if (!failures.close()) {
             awaitClosed();
+            throwIf(failure);
             return;
         }
         try {
-            trace.close();
-            execution.shutdown();
-            pointToPoint.shutdown();
+            failure = closing(failure, trace::close);
+            failure = closing(failure, execution::shutdown);
+            failure = closing(failure, pointToPoint::shutdown);
             if (ownsDiagnostics) {
-                diagnostics.close();
+                failure = closing(failure, diagnostics::close);
             } else { // a sub-group's: its parent's recorder and transport go on, without what they kept for it
-                diagnostics.recorder().forget(communicatorId);
-                transport.forget(communicatorId);
+                failure = closing(failure, () -> diagnostics.recorder().forget(communicatorId));
+                failure = closing(failure, () -> transport.forget(communicatorId));
             }
-            transport.close();
+            failure = closing(failure, transport::close);
         } finally {
             closed.countDown();
+        }
+        throwIf(failure);
+    }
+
+    /**
+     * Runs {@code step}, a part of a close, and returns the close's first failure: {@code failure}, or what
+     * {@code step} threw if there was none; a later one is added to the first as suppressed.
+     */
+    static Throwable closing(Throwable failure, Runnable step) {
+        try {
+            step.run();
+            return failure;
+        } catch (RuntimeException | Error e) {
+            if (failure == null) {
+                return e;
+            }
+            failure.addSuppressed(e);
+            return failure;
+        }
+    }
+
+    /** Throws {@code failure} (from {@link #closing}: unchecked) unless it is null. */
+    static void throwIf(Throwable failure) {
+        if (failure instanceof RuntimeException) {
+            throw (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
         }
     }
 

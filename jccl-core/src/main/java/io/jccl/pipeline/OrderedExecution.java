@@ -174,8 +174,11 @@ final class OrderedExecution {
 
     Work runAsync(PreparedCall p) {
         calls.detach(p);
-        long seq = takeSequence(p.op());
+        // made before the sequence number is taken: from there on nothing may throw outside the try that skips it,
+        // or the number is lost and every later call of the communicator waits for its turn forever
         CompletableFuture<Void> future = new CompletableFuture<>();
+        Work work = new Work(future);
+        long seq = takeSequence(p.op());
         try {
             long record = schedule(p, seq, System.nanoTime());
             asyncExecutor().execute(() -> {
@@ -194,7 +197,7 @@ final class OrderedExecution {
             skip(seq, p);
             throw e;
         }
-        return new Work(future);
+        return work;
     }
 
     private long takeSequence(OpType op) {
@@ -226,29 +229,31 @@ final class OrderedExecution {
             try {
                 failures.checkStart(p.op());
             } catch (RuntimeException e) {
-                recorder.failed(record(), e.getMessage());
+                recordFailed(e, e.getMessage());
                 throw e;
             }
-            // no clock reading, entry or count yet: the call makes them when it starts (started)
-            CollectiveCall call = callFor(p, seq);
-            call.overlapHosts(p.overlapHosts());
-            // a small call of an algorithm whose first arrival comes first (a shared-memory round) starts there;
-            // others now: a large call copies its input in first, a hierarchical one makes subgroups and threads
-            if (!p.implementation().startsLate() || p.count() * p.dtype().sizeBytes() > LATE_START_BYTES) {
-                call.start();
-            }
-            if (log.isTrace(io.jccl.diag.DebugLog.Subsys.COLL)) {
-                log.trace(io.jccl.diag.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
-                        + "algorithm {}", transport.rank(), p.op().label(), seq, communicatorId, p.dtype().torchName(),
-                        p.count(), p.reduceOp() == null ? "" : ", " + p.reduceOp(), p.root() < 0 ? "" : ", root "
-                        + p.root(), p.algorithm());
-            }
+            // from here on every failure fails the communicator and tells the peers, which run this call too
+            CollectiveCall call = null;
             io.jccl.diag.CallEvent event = null;
-            if (io.jccl.diag.CallEvent.isOn()) {
-                event = new io.jccl.diag.CallEvent();
-                event.begin();
-            }
             try {
+                // no clock reading, entry or count yet: the call makes them when it starts (started)
+                call = callFor(p, seq);
+                call.overlapHosts(p.overlapHosts());
+                // a small call of an algorithm whose first arrival comes first (a shared-memory round) starts there;
+                // others now: a large call copies its input in first, a hierarchical one makes subgroups and threads
+                if (!p.implementation().startsLate() || p.count() * p.dtype().sizeBytes() > LATE_START_BYTES) {
+                    call.start();
+                }
+                if (log.isTrace(io.jccl.diag.DebugLog.Subsys.COLL)) {
+                    log.trace(io.jccl.diag.DebugLog.Subsys.COLL, "rank {}: {} #{} of communicator {}: {} x {}{}{}, "
+                            + "algorithm {}", transport.rank(), p.op().label(), seq, communicatorId,
+                            p.dtype().torchName(), p.count(), p.reduceOp() == null ? "" : ", " + p.reduceOp(),
+                            p.root() < 0 ? "" : ", root " + p.root(), p.algorithm());
+                }
+                if (io.jccl.diag.CallEvent.isOn()) {
+                    event = new io.jccl.diag.CallEvent();
+                    event.begin();
+                }
                 p.implementation().begin(call);
                 try {
                     p.body().run(p, call, p.implementation());
@@ -257,32 +262,67 @@ final class OrderedExecution {
                     p.implementation().end(call);
                 }
                 call.start(); // a call that never had to wait, send or arrive
-                trace.record(call, currentStartMicros, call.startNanos(), null);
+                trace.record(call, currentStartMicros, call.startNanos(), null); // best effort: it throws nothing
                 recorder.completed(currentRecord, call.lastClock());
                 commit(event, p, seq, call, false);
                 if (call.reusable()) {
                     spareCall = call;
                 }
             } catch (RuntimeException e) {
-                startFailed(call, e);
                 RuntimeException end = failures.ended(p.op(), seq, e);
-                trace.record(call, currentStartMicros, call.startNanos(), end);
-                recorder.failed(record(), end.getMessage());
-                commit(event, p, seq, call, true);
-                throw failures.fail(end);
+                failed(call, event, p, seq, end, end);
+                throw end;
             } catch (Error e) { // out of memory, a failed assertion: the communicator fails and the peers hear it
                 RuntimeException end = new io.jccl.JcclException(transport.rank(), p.op(), seq, "rank "
                         + transport.rank() + " failed in its " + p.op().label() + " #" + seq + ": " + e, e);
-                startFailed(call, e);
-                trace.record(call, currentStartMicros, call.startNanos(), end);
-                recorder.failed(record(), end.getMessage());
-                commit(event, p, seq, call, true);
-                failures.fail(end);
+                failed(call, event, p, seq, end, e);
                 throw e;
             }
         } finally {
             failures.exitCall();
             passTurn();
+        }
+    }
+
+    /**
+     * The end of call {@code seq}, which failed with {@code end} ({@code thrown}: what its caller gets, {@code end}
+     * or the Error behind it): starts it if it had not started (so that its trace and entry have a start), marks its
+     * flight-recorder entry failed (before the dump on failure reads it), fails the communicator and tells every
+     * peer, then traces the call and ends its JFR event. None of this changes the outcome: the communicator fails
+     * whatever the rest throws, and what it throws is added to {@code thrown}. {@code call} is null if the call
+     * failed before it had a call object.
+     */
+    private void failed(CollectiveCall call, io.jccl.diag.CallEvent event, PreparedCall p, long seq,
+                        RuntimeException end, Throwable thrown) {
+        if (call != null) {
+            startFailed(call, thrown);
+        }
+        recordFailed(thrown, end.getMessage());
+        try {
+            failures.fail(end);
+        } catch (RuntimeException | Error e) { // it records the failure before anything that could throw
+            thrown.addSuppressed(e);
+        }
+        if (call == null) {
+            return;
+        }
+        try {
+            trace.record(call, currentStartMicros, call.startNanos(), end);
+            commit(event, p, seq, call, true);
+        } catch (RuntimeException | Error e) {
+            thrown.addSuppressed(e);
+        }
+    }
+
+    /**
+     * Marks the flight-recorder entry of the call whose turn it is failed with {@code message}; what that throws is
+     * added to {@code failure}, which stays the call's outcome.
+     */
+    private void recordFailed(Throwable failure, String message) {
+        try {
+            diagnostics.recorder().failed(record(), message);
+        } catch (RuntimeException | Error e) {
+            failure.addSuppressed(e);
         }
     }
 

@@ -86,7 +86,8 @@ final class SubGroups {
     /**
      * Closes every sub-group still open, before the parent closes its transport: their calls in flight end, and
      * later ones fail saying the communicator is closed, where over TCP they waited until their deadline or blamed
-     * a live peer's process for a lost connection.
+     * a live peer's process for a lost connection. Each is closed whatever closing another throws; then the first
+     * failure is thrown, the others suppressed in it.
      */
     void closeAll() {
         java.util.List<Communicator> open = new java.util.ArrayList<>();
@@ -99,9 +100,11 @@ final class SubGroups {
             }
             children.clear();
         }
-        for (Communicator c : open) {
-            c.close(); // a second close does nothing
+        Throwable failure = null;
+        for (Communicator c : open) { // each, whatever closing another throws; a second close does nothing
+            failure = DefaultCommunicator.closing(failure, c::close);
         }
+        DefaultCommunicator.throwIf(failure);
     }
 
     /**
