@@ -478,7 +478,7 @@ public final class Rendezvous {
         boolean failed = true;
         try {
             if (init.kind() == InitMethod.Kind.FILE) {
-                client = new io.jccl.store.FileStore(init.directory());
+                client = new io.jccl.store.FileStore(init.directory(), timeout);
             } else {
                 int port = init.port();
                 if (env.rank() == 0 && !settings.externalStore()) {

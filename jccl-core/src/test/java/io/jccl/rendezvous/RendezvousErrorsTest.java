@@ -219,14 +219,15 @@ class RendezvousErrorsTest {
     /** A get that may wait "forever" on the in-process and file stores (they threw "long overflow" at once). */
     @Test
     void storesTakeTimeoutsOfForever(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
-        for (io.jccl.store.Store s : new io.jccl.store.Store[] {new InMemoryStore(), new io.jccl.store.FileStore(dir)}) {
+        for (io.jccl.store.Store s : new io.jccl.store.Store[] {new InMemoryStore(),
+                new io.jccl.store.FileStore(dir, Duration.ofSeconds(10))}) {
             s.setString("k", "v");
             assertArrayEquals("v".getBytes(), s.get("k", Duration.ofMillis(Long.MAX_VALUE)));
             assertArrayEquals("v".getBytes(), s.get("k", java.time.temporal.ChronoUnit.FOREVER.getDuration()));
         }
         // a file store takes keys over 191 bytes (its Base64 file names passed 255 bytes), and names files in lower
         // case only (Base64 names differing in case were one file on case-insensitive file systems)
-        io.jccl.store.FileStore fs = new io.jccl.store.FileStore(dir.resolve("names"));
+        io.jccl.store.FileStore fs = new io.jccl.store.FileStore(dir.resolve("names"), Duration.ofSeconds(10));
         String longKey = "k".repeat(300);
         fs.setString(longKey, "long");
         fs.setString("00G", "upper");
@@ -311,7 +312,7 @@ class RendezvousErrorsTest {
     @Test
     void aFailureLeftInTheStoreByAnEarlierJobSaysSo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        io.jccl.store.FileStore earlier = new io.jccl.store.FileStore(dir);
+        io.jccl.store.FileStore earlier = new io.jccl.store.FileStore(dir, Duration.ofSeconds(10));
         JcclException e = assertThrows(JcclException.class,
                 () -> Rendezvous.join(0, 2, earlier, Duration.ofMillis(300)));
         assertTrue(e.getMessage().contains("rank 1 never joined"), e.getMessage());
@@ -321,7 +322,8 @@ class RendezvousErrorsTest {
             int rank = r;
             fs.add(CompletableFuture.supplyAsync(() -> {
                 try {
-                    Rendezvous.join(rank, 2, new io.jccl.store.FileStore(dir), Duration.ofSeconds(5), later);
+                    Rendezvous.join(rank, 2, new io.jccl.store.FileStore(dir, Duration.ofSeconds(10)),
+                            Duration.ofSeconds(5), later);
                     return "joined";
                 } catch (JcclException x) {
                     return x.getMessage();
