@@ -4,14 +4,22 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.jccl.security.Handshake;
+import io.jccl.security.HandshakeDescriptor;
+import io.jccl.security.JobSecret;
+
 import java.io.BufferedReader;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -58,5 +66,86 @@ class StoreFaultsTest {
             assertTrue(holder.waitFor(20, TimeUnit.SECONDS));
         }
         assertEquals(2, store.add("n", 1));
+    }
+
+    /**
+     * A store server that answers one authenticated client's requests with {@code replies} (each the raw bytes of
+     * a reply), in order, and records each request's argument; then closes the connection.
+     */
+    private static final class ScriptedServer implements AutoCloseable {
+        final JobSecret secret = JobSecret.generate();
+        final java.net.ServerSocket server;
+        final java.util.concurrent.BlockingQueue<Long> args = new java.util.concurrent.LinkedBlockingQueue<>();
+        final CompletableFuture<Void> served;
+
+        ScriptedServer(List<byte[]> replies) throws java.io.IOException {
+            server = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+            served = CompletableFuture.runAsync(() -> {
+                try (java.net.Socket s = server.accept()) {
+                    s.setSoTimeout(30_000);
+                    DataInputStream in = new DataInputStream(s.getInputStream());
+                    DataOutputStream out = new DataOutputStream(s.getOutputStream());
+                    Handshake.server(in, out, secret, HandshakeDescriptor.PURPOSE_STORE, -1);
+                    for (byte[] reply : replies) {
+                        in.readByte();
+                        in.readByte();
+                        int keyLength = in.readUnsignedShort();
+                        int valueLength = in.readInt();
+                        args.add(in.readLong());
+                        in.readFully(new byte[keyLength + valueLength]);
+                        out.write(reply);
+                        out.flush();
+                    }
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+        }
+
+        TcpStore connect() {
+            return TcpStore.connect("127.0.0.1", server.getLocalPort(), secret, Duration.ofSeconds(10));
+        }
+
+        /** The bytes of a reply of {@code status}, declaring {@code length} bytes of body and carrying {@code body}. */
+        static byte[] reply(byte status, int length, String body) {
+            byte[] b = body.getBytes(StandardCharsets.UTF_8);
+            return java.nio.ByteBuffer.allocate(StoreProtocolDescriptor.HEADER_LENGTH + b.length).put(status)
+                    .put((byte) 0).putShort((short) 0).putInt(length).putLong(0).put(b).array();
+        }
+
+        static byte[] reply(byte status, String body) {
+            return reply(status, body.getBytes(StandardCharsets.UTF_8).length, body);
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            server.close();
+        }
+    }
+
+    /**
+     * The server waits at most {@link TcpStoreServer#MAX_GET_TIMEOUT_MS} (24 h) per get, and its client was to ask
+     * again: a get of a longer timeout failed once the cap had passed, saying it had "timed out after 86400000 ms".
+     * The client now asks for at most the cap at a time, and again until its own deadline.
+     */
+    @Test
+    void aGetLongerThanTheServersCapAsksAgainUntilItsOwnDeadline() throws Exception {
+        try (ScriptedServer server = new ScriptedServer(List.of(
+                ScriptedServer.reply(StoreProtocolDescriptor.STATUS_TIMEOUT,
+                        "timed out after " + TcpStoreServer.MAX_GET_TIMEOUT_MS + " ms waiting for key 'k'"),
+                ScriptedServer.reply(StoreProtocolDescriptor.STATUS_OK, "v")));
+             TcpStore client = server.connect()) {
+            assertArrayEquals("v".getBytes(StandardCharsets.UTF_8), client.get("k", Duration.ofDays(3)));
+            assertEquals(TcpStoreServer.MAX_GET_TIMEOUT_MS, server.args.take());
+            assertEquals(TcpStoreServer.MAX_GET_TIMEOUT_MS, server.args.take());
+            server.served.get(10, TimeUnit.SECONDS);
+        }
+        // a get that times out still says after how long, the caller's
+        JobSecret secret = JobSecret.generate();
+        try (TcpStoreServer server = TcpStoreServer.start("127.0.0.1", 0, secret);
+             TcpStore client = TcpStore.connect("127.0.0.1", server.port(), secret, Duration.ofSeconds(10))) {
+            StoreException e = assertThrows(StoreException.class, () -> client.get("k", Duration.ofMillis(300)));
+            assertTrue(e.getMessage().startsWith("timed out after 300 ms waiting for key 'k'"), e.getMessage());
+        }
     }
 }
