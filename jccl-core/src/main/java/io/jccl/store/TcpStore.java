@@ -29,7 +29,10 @@ public final class TcpStore implements Store {
      * waited forever where no connection close ever came.
      */
     private final long replyMillis;
-    /** Set once a request went unanswered: the stream may hold a late reply, so the connection is not used again. */
+    /**
+     * Set once a request went unanswered or its reply was impossible: the stream may hold a late reply or the rest
+     * of a bad one, so the connection is not used again (and is closed).
+     */
     private volatile String broken;
 
     private TcpStore(String host, int port, Socket socket, long replyMillis) throws IOException {
@@ -133,7 +136,11 @@ public final class TcpStore implements Store {
             int len = in.readInt();
             long result = in.readLong();
             if (len < 0 || len > MAX_VALUE_LENGTH) {
-                throw new StoreException("store at " + host + ":" + port + " sent an impossible length " + len);
+                // what follows is not a reply's body: the next request would read it as its reply
+                broken = "the store at " + host + ":" + port + " sent an impossible length " + len + " (not a jccl "
+                        + "store, or a corrupted stream): the connection is not used again";
+                closeQuietly(socket);
+                throw new StoreException(broken);
             }
             byte[] body = new byte[len];
             in.readFully(body);

@@ -148,4 +148,25 @@ class StoreFaultsTest {
             assertTrue(e.getMessage().startsWith("timed out after 300 ms waiting for key 'k'"), e.getMessage());
         }
     }
+
+    /**
+     * A reply declaring an impossible length failed its request but left the connection in use: the next request
+     * read the bytes that followed as its reply (here a well-formed "OK, v" the server never meant for it). The
+     * connection is now closed and every later request fails saying why.
+     */
+    @Test
+    void aReplyOfAnImpossibleLengthClosesTheConnection() throws Exception {
+        byte[] bad = ScriptedServer.reply(StoreProtocolDescriptor.STATUS_OK, -1, "");
+        byte[] leftover = ScriptedServer.reply(StoreProtocolDescriptor.STATUS_OK, "v");
+        byte[] first = java.nio.ByteBuffer.allocate(bad.length + leftover.length).put(bad).put(leftover).array();
+        try (ScriptedServer server = new ScriptedServer(List.of(first, ScriptedServer.reply(
+                StoreProtocolDescriptor.STATUS_OK, "v")));
+             TcpStore client = server.connect()) {
+            StoreException e = assertThrows(StoreException.class, () -> client.get("k", Duration.ofSeconds(5)));
+            assertTrue(e.getMessage().contains("impossible length -1"), e.getMessage());
+            StoreException again = assertThrows(StoreException.class, () -> client.get("other", Duration.ofSeconds(5)));
+            assertTrue(again.getMessage().contains("impossible length -1")
+                    && again.getMessage().contains("not used again"), again.getMessage());
+        }
+    }
 }
