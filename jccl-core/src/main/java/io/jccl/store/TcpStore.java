@@ -74,6 +74,9 @@ public final class TcpStore implements Store {
                 last = e;
                 sleep(backoffMs);
                 backoffMs = Math.min(backoffMs * 2, 500);
+            } catch (RuntimeException e) { // a failed handshake of another kind: the socket must not stay open
+                closeQuietly(s);
+                throw e;
             }
         }
         throw new StoreException("no store answered at " + host + ":" + port + " within " + timeout.toMillis()

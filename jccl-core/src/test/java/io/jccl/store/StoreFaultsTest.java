@@ -169,4 +169,34 @@ class StoreFaultsTest {
                     && again.getMessage().contains("not used again"), again.getMessage());
         }
     }
+
+    /**
+     * A handshake that failed with a RuntimeException (here a missing secret's NullPointerException, once the
+     * server's challenge had come) left the client's socket open: the server waited for the client's proof until
+     * its own timeout. The socket is now closed, and the server sees the connection end at once.
+     */
+    @Test
+    void aConnectWhoseHandshakeThrowsClosesItsSocket() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getLoopbackAddress())) {
+            CompletableFuture<String> serverSide = CompletableFuture.supplyAsync(() -> {
+                try (java.net.Socket s = server.accept()) {
+                    s.setSoTimeout(20_000);
+                    Handshake.server(s.getInputStream(), s.getOutputStream(), secret,
+                            HandshakeDescriptor.PURPOSE_STORE, -1);
+                    return "accepted";
+                } catch (java.io.IOException e) {
+                    return e.toString();
+                }
+            });
+            assertThrows(NullPointerException.class,
+                    () -> TcpStore.connect("127.0.0.1", server.getLocalPort(), null, Duration.ofSeconds(5)));
+            long start = System.nanoTime();
+            String seen = serverSide.get(30, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(seen.contains("connection closed during the handshake (proof)"), seen);
+            assertTrue(ms < 10_000, ms + " ms");
+        }
+    }
 }
