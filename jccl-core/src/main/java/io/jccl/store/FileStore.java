@@ -70,11 +70,19 @@ public final class FileStore implements Store {
         Path target = file(key);
         try {
             Path tmp = Files.createTempFile(dir, ".set-", ".tmp");
-            Files.write(tmp, value);
+            boolean moved = false;
             try {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+                Files.write(tmp, value);
+                try {
+                    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+                }
+                moved = true;
+            } finally {
+                if (!moved) { // written in part, or not moved into place: nobody else would remove it
+                    Files.deleteIfExists(tmp);
+                }
             }
         } catch (IOException e) {
             throw new StoreException("cannot set key '" + key + "' in " + dir, e);

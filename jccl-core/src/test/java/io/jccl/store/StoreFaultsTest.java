@@ -199,4 +199,20 @@ class StoreFaultsTest {
             assertTrue(ms < 10_000, ms + " ms");
         }
     }
+
+    /**
+     * A set whose value could not be written or moved into place (a full disk; here a directory where the key's
+     * file goes) left its temporary file in the store's directory. It is now removed.
+     */
+    @Test
+    void aFailedSetLeavesNoTemporaryFile(@TempDir Path dir) throws Exception {
+        FileStore store = new FileStore(dir, Duration.ofSeconds(10));
+        Path target = dir.resolve("k" + java.util.HexFormat.of().formatHex("x".getBytes(StandardCharsets.UTF_8)));
+        java.nio.file.Files.createDirectories(target.resolve("in-the-way"));
+        StoreException e = assertThrows(StoreException.class, () -> store.setString("x", "v"));
+        assertTrue(e.getMessage().contains("cannot set key 'x' in " + dir), e.getMessage());
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+            assertEquals(List.of(target), files.toList());
+        }
+    }
 }
