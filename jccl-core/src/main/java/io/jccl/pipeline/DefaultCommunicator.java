@@ -93,6 +93,11 @@ public final class DefaultCommunicator implements Communicator {
         this.subGroups = new SubGroups(this, transport, communicatorId, config, trace.writer(), diagnostics);
     }
 
+    /** The id of the streams this communicator's frames travel on (0: a world communicator). */
+    int communicatorId() {
+        return communicatorId;
+    }
+
     /** The world rank (the recorder's numbering) of each rank of {@code t}. */
     private static int[] worldRanks(Transport t) {
         int[] ranks = new int[t.size()];

@@ -21,7 +21,14 @@ final class SubGroups {
     private final int communicatorId;
     private final CommunicatorConfig config;
     private final TraceWriter trace;
-    /** Splits so far; guarded by {@code this}. */
+    /**
+     * Held by a split from its exchange until it has taken its index, so that splits take their indices in the
+     * order of their exchanges, which is the order of their sequence numbers on every rank: taken after the
+     * exchange, two threads' splits could take them in one order on one rank and in the other on another, and the
+     * members of one group derive different ids (groups talked on each other's streams).
+     */
+    private final Object exchange = new Object();
+    /** Splits so far; guarded by {@link #exchange}. */
     private int splits;
     /**
      * The sub-groups made so far, weakly (a program that makes one per step and drops it keeps nothing), so that
@@ -45,19 +52,19 @@ final class SubGroups {
         int p = transport.size();
         int[] mine = {color, key};
         int[] all = new int[2 * p];
-        // a bad color is checked after the exchange, so that every rank fails naming the rank that gave it (checked
-        // before, that rank alone failed and the others waited in the exchange until their deadline)
-        parent.allGather(Tensor.of(mine), Tensor.of(all));
-        for (int r = 0; r < p; r++) {
-            if (all[2 * r] < Communicator.UNDEFINED) {
-                String who = r == transport.rank() ? "this rank (" + r + ")" : "rank " + r;
-                throw new IllegalArgumentException("split: color must be >= 0 or UNDEFINED (-1); " + who + " gave "
-                        + all[2 * r] + (r == transport.rank() ? "" : "; this rank " + transport.rank() + " gave "
-                        + color));
-            }
-        }
         int splitIndex;
-        synchronized (this) {
+        synchronized (exchange) {
+            // a bad color is checked after the exchange, so that every rank fails naming the rank that gave it
+            // (checked before, that rank alone failed and the others waited in the exchange until their deadline)
+            parent.allGather(Tensor.of(mine), Tensor.of(all));
+            for (int r = 0; r < p; r++) {
+                if (all[2 * r] < Communicator.UNDEFINED) {
+                    String who = r == transport.rank() ? "this rank (" + r + ")" : "rank " + r;
+                    throw new IllegalArgumentException("split: color must be >= 0 or UNDEFINED (-1); " + who
+                            + " gave " + all[2 * r] + (r == transport.rank() ? "" : "; this rank "
+                            + transport.rank() + " gave " + color));
+                }
+            }
             splitIndex = splits++;
         }
         if (color == Communicator.UNDEFINED) {
