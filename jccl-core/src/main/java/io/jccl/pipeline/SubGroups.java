@@ -35,6 +35,8 @@ final class SubGroups {
      * closing the parent closes them first: they run over its transport. Guarded by {@code this}.
      */
     private final java.util.List<java.lang.ref.WeakReference<Communicator>> children = new java.util.ArrayList<>();
+    /** Set by {@link #closeAll}: a sub-group made later is closed at once. Guarded by {@code this}. */
+    private boolean closed;
 
     private final Diagnostics diagnostics;
 
@@ -83,9 +85,16 @@ final class SubGroups {
         }
         Communicator child = new DefaultCommunicator(new SubTransport(transport, parentRanks, childRank),
                 childId(communicatorId, splitIndex, color), config, trace, diagnostics);
+        boolean parentClosed;
         synchronized (this) {
-            children.removeIf(w -> w.get() == null);
-            children.add(new java.lang.ref.WeakReference<>(child));
+            parentClosed = closed;
+            if (!parentClosed) {
+                children.removeIf(w -> w.get() == null);
+                children.add(new java.lang.ref.WeakReference<>(child));
+            }
+        }
+        if (parentClosed) { // the parent closed during the split, after closeAll had closed the others
+            child.close();
         }
         return child;
     }
@@ -93,11 +102,12 @@ final class SubGroups {
     /**
      * Closes every sub-group still open, before the parent closes its transport: their calls in flight end, and
      * later ones fail saying the communicator is closed, where over TCP they waited until their deadline or blamed
-     * a live peer's process for a lost connection.
+     * a live peer's process for a lost connection. A sub-group a split makes later is closed as it is made.
      */
     void closeAll() {
         java.util.List<Communicator> open = new java.util.ArrayList<>();
         synchronized (this) {
+            closed = true;
             for (java.lang.ref.WeakReference<Communicator> w : children) {
                 Communicator c = w.get();
                 if (c != null) {

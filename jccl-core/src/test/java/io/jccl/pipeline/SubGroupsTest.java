@@ -1,6 +1,7 @@
 package io.jccl.pipeline;
 
 import io.jccl.Communicator;
+import io.jccl.CommunicatorAbortedException;
 import io.jccl.CommunicatorConfig;
 import io.jccl.Tensor;
 import io.jccl.transport.Transport;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -77,6 +79,24 @@ class SubGroupsTest {
                     "the second exchange's sub-group");
         } finally {
             groups.closeAll();
+            transport.close();
+        }
+    }
+
+    /**
+     * A split whose exchange ended while the parent closed: closing the parent closed the sub-groups it knew of,
+     * and the one the split then made stayed open over the closed parent's transport. It is now closed as made.
+     */
+    @Test
+    void aSplitThatEndsWhileTheParentClosesMakesAClosedSubGroup() {
+        Transport transport = QueueMesh.create(1).endpoint(0);
+        SubGroups[] groups = new SubGroups[1];
+        groups[0] = subGroups(transport, color -> groups[0].closeAll()); // the parent closes during the exchange
+        try {
+            Communicator child = groups[0].split(0, 0);
+            CommunicatorAbortedException e = assertThrows(CommunicatorAbortedException.class, child::barrier);
+            assertTrue(e.getMessage().contains("the communicator is closed"), e.getMessage());
+        } finally {
             transport.close();
         }
     }
