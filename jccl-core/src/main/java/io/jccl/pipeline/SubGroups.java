@@ -125,8 +125,9 @@ final class SubGroups {
      * torch's {@code new_group}: the ranks {@code ranks} (any order, no repeats) in increasing order, as a
      * {@link #split} in which they take one color and every other rank none. Every rank first shares what it found
      * wrong with its list (a rank out of range, a rank twice, none) and a SHA-256 digest of the sorted list, so that
-     * a bad list or lists that differ fail on every rank at once, naming the first rank at fault (a weak digest let
-     * {@code [0, 33]} and {@code [1, 2]} pass as the same list: a group other than some ranks expected).
+     * a bad list or lists that differ fail on every rank at once, naming the first rank at fault, or the ranks whose
+     * list differs from the one most ranks passed (a weak digest let {@code [0, 33]} and {@code [1, 2]} pass as the
+     * same list: a group other than some ranks expected).
      */
     Communicator newGroup(int[] ranks) {
         java.util.Objects.requireNonNull(ranks, "ranks");
@@ -164,15 +165,48 @@ final class SubGroups {
                         + (r == me ? ": " + java.util.Arrays.toString(ranks) : ""));
             }
         }
-        for (int r = 1; r < p; r++) {
-            if (!java.util.Arrays.equals(all, GROUP_WORDS * r + 2, GROUP_WORDS * (r + 1), all, 2, GROUP_WORDS)) {
-                throw new io.jccl.JcclException(me, io.jccl.OpType.ALL_GATHER, -1, "newGroup: rank "
-                        + r + " passed other ranks than rank 0 (every rank must pass the same list; this rank "
-                        + me + " passed " + java.util.Arrays.toString(sorted) + ")", null);
+        // the ranks by the list they passed (keyed by the lowest rank that passed it); the most passed list (of the
+        // lowest rank where counts tie) is taken for the one meant, and the ranks that passed another are named
+        java.util.Map<Integer, java.util.List<Integer>> byList = new java.util.TreeMap<>();
+        for (int r = 0; r < p; r++) {
+            int first = 0;
+            while (!java.util.Arrays.equals(all, GROUP_WORDS * r + 2, GROUP_WORDS * (r + 1),
+                    all, GROUP_WORDS * first + 2, GROUP_WORDS * (first + 1))) {
+                first++;
             }
+            byList.computeIfAbsent(first, f -> new java.util.ArrayList<>()).add(r);
+        }
+        if (byList.size() > 1) {
+            java.util.List<Integer> most = null;
+            for (java.util.List<Integer> ranksOfList : byList.values()) {
+                if (most == null || ranksOfList.size() > most.size()) {
+                    most = ranksOfList;
+                }
+            }
+            java.util.List<Integer> others = new java.util.ArrayList<>();
+            for (int r = 0; r < p; r++) {
+                if (!most.contains(r)) {
+                    others.add(r);
+                }
+            }
+            throw new io.jccl.JcclException(me, io.jccl.OpType.ALL_GATHER, -1, "newGroup: " + named(others)
+                    + " passed other ranks than " + named(most) + " (every rank must pass the same list; this rank "
+                    + me + " passed " + java.util.Arrays.toString(sorted) + ")", null);
         }
         boolean member = java.util.Arrays.binarySearch(sorted, me) >= 0;
         return split(member ? 0 : Communicator.UNDEFINED, me);
+    }
+
+    /** "rank 3", "ranks [1, 2]", or "the 32 ranks [0, 3, 4, 5, 6, 7, 8, 9, ...]" past eight. */
+    private static String named(java.util.List<Integer> ranks) {
+        if (ranks.size() == 1) {
+            return "rank " + ranks.get(0);
+        }
+        if (ranks.size() <= 8) {
+            return "ranks " + ranks;
+        }
+        String first = ranks.subList(0, 8).toString();
+        return "the " + ranks.size() + " ranks " + first.substring(0, first.length() - 1) + ", ...]";
     }
 
     /** newGroup's exchange per rank: what is wrong with its list (0: nothing), the rank at fault, a 256-bit digest. */
