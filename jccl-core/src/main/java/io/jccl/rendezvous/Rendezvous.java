@@ -475,6 +475,7 @@ public final class Rendezvous {
         TcpStoreServer server = null;
         Store client = null;
         Transport transport = null;
+        DefaultCommunicator comm = null;
         boolean failed = true;
         try {
             if (init.kind() == InitMethod.Kind.FILE) {
@@ -532,17 +533,32 @@ public final class Rendezvous {
             }
             config = config.withTuneParameters(agreed);
             logStart(io.jccl.diag.DebugLog.of(settings), init, env, transport, config, tuneSource);
+            // made before the barrier: a rank that cannot make it (JCCL_TRACE's directory not writable) tells the
+            // others why while they wait in the barrier (made after it, the others' first call learned only that
+            // this rank had closed its communicator)
+            try {
+                comm = new DefaultCommunicator(transport, config);
+            } catch (RuntimeException e) {
+                try {
+                    DefaultCommunicator.abortConnect(transport, config, "cannot make its world communicator: "
+                            + e.getMessage());
+                } catch (RuntimeException notTold) {
+                    e.addSuppressed(notTold);
+                }
+                throw e;
+            }
             // every rank is connected: the store is no longer needed. The barrier runs on a communicator of its
             // own, so the user's calls are numbered from 0 in errors and traces.
             DefaultCommunicator.connectBarrier(transport, config);
             if (init.kind() == InitMethod.Kind.FILE && env.rank() == 0) {
                 ((io.jccl.store.FileStore) client).clear();
             }
-            DefaultCommunicator comm = new DefaultCommunicator(transport, config);
             failed = false;
             return comm;
         } catch (RuntimeException e) {
-            if (transport != null) {
+            if (comm != null) {
+                comm.close(); // and its transport
+            } else if (transport != null) {
                 transport.close();
             }
             throw e;

@@ -134,6 +134,48 @@ class RendezvousErrorsTest {
         assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once");
     }
 
+    /**
+     * A rank that could not make its communicator (JCCL_TRACE's directory not writable) did so after the connect
+     * barrier: its peers returned from the rendezvous, and their first call learned only that it had closed its
+     * communicator. It now makes it before the barrier, and the others' rendezvous fails with its reason.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"tcp", "shm"})
+    void aRankThatCannotMakeItsCommunicatorFailsTheOthersRendezvousWithItsReason(String transport,
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path notADirectory = java.nio.file.Files.writeString(dir.resolve("a-file"), "");
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            int rank = r;
+            io.jccl.CommunicatorConfig config = io.jccl.CommunicatorConfig.fromEnvironment()
+                    .withTrace(rank == 1 ? notADirectory.resolve("trace").toString() : null);
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "2",
+                        "JCCL_TRANSPORT", transport));
+                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(20))) {
+                    return "connected as rank " + c.rank();
+                } catch (RuntimeException e) {
+                    return e.getMessage();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before rank 1 connects to it
+            }
+        }
+        String cause = "cannot open the trace " + notADirectory.resolve("trace");
+        String one = fs.get(1).get(30, TimeUnit.SECONDS);
+        assertTrue(one.contains(cause), one);
+        String zero = fs.get(0).get(30, TimeUnit.SECONDS);
+        assertTrue(zero.contains("rank 1 aborted the communicator: cannot make its world communicator: " + cause),
+                zero);
+    }
+
     // ------------------------------------------------------------------ the environment
 
     @Test
