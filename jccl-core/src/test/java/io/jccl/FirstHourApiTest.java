@@ -178,7 +178,7 @@ class FirstHourApiTest {
             return e.getMessage();
         });
         for (String m : messages) {
-            assertTrue(m.contains("rank 2 passed other ranks than rank 0"), m);
+            assertTrue(m.contains("rank 2 passed other ranks than ranks [0, 1]"), m);
         }
         assertThrows(JcclException.class, () -> Jccl.runThreads(2, c -> c.newGroup(0, 0)));
         assertThrows(JcclException.class, () -> Jccl.runThreads(2, c -> c.newGroup(0, 2)));
@@ -198,7 +198,33 @@ class FirstHourApiTest {
             return e.getMessage();
         });
         for (String m : messages) {
-            assertTrue(m.contains("rank 1 passed other ranks than rank 0"), m);
+            assertTrue(m.contains("ranks [1, 2] passed other ranks than the 32 ranks [0, 3, 4, 5, 6, 7, 8, 9, ...]"),
+                    m);
+        }
+    }
+
+    /**
+     * Rank 0's list the one that differs: every rank said "rank 1 passed other ranks than rank 0", blaming a rank
+     * that passed what every other rank did. The ranks whose list differs from most ranks' are named.
+     */
+    @Test
+    void newGroupWithListsThatDifferNamesTheRanksWhoseListDiffersFromMost() {
+        List<String> messages = Jccl.runThreads(4, c -> {
+            JcclException e = assertThrows(JcclException.class, () -> c.newGroup(c.rank() == 0 ? new int[] {0, 3}
+                    : new int[] {0, 1}));
+            return e.getMessage();
+        });
+        for (String m : messages) {
+            assertTrue(m.contains("rank 0 passed other ranks than ranks [1, 2, 3]"), m);
+        }
+        // three lists: the ranks of the lists fewer ranks passed
+        messages = Jccl.runThreads(4, c -> {
+            JcclException e = assertThrows(JcclException.class, () -> c.newGroup(c.rank() == 1 ? new int[] {1}
+                    : c.rank() == 3 ? new int[] {3} : new int[] {0, 2}));
+            return e.getMessage();
+        });
+        for (String m : messages) {
+            assertTrue(m.contains("ranks [1, 3] passed other ranks than ranks [0, 2]"), m);
         }
     }
 

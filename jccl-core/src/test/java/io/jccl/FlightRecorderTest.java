@@ -192,4 +192,37 @@ class FlightRecorderTest {
         Jccl.run(1, JcclSettings.defaults().communicatorConfig(),
                 c -> assertThrows(IllegalStateException.class, c::dumpFlightRecorder));
     }
+
+    /** Whether a thread named {@code name} is alive. */
+    private static boolean alive(String name) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals(name) && t.isAlive());
+    }
+
+    /**
+     * The JVM's thread that watches the trigger files ran on after every communicator had closed. It now ends once
+     * none is watched, and the next communicator with a directory starts it again.
+     */
+    @Test
+    void theTriggerThreadEndsOnceNoCommunicatorIsOpenAndStartsAgain(@TempDir Path dir) throws Exception {
+        String name = "jccl-flight-recorder-trigger";
+        for (int round = 0; round < 2; round++) {
+            Jccl.run(1, config(dir, 100), c -> {
+                assertTrue(alive(name));
+                Path mine = dir.resolve("jccl_fr_rank0.json");
+                Files.deleteIfExists(mine);
+                Files.writeString(dir.resolve("dump"), "now " + System.nanoTime());
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!Files.exists(mine) && System.nanoTime() < until) {
+                    Thread.sleep(50);
+                }
+                assertTrue(Files.exists(mine), "the trigger made the rank write its record");
+            });
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (alive(name) && System.nanoTime() < until) {
+                System.gc(); // communicators of other tests that were dropped unclosed
+                Thread.sleep(100);
+            }
+            assertTrue(!alive(name), "the trigger thread still runs after every communicator closed");
+        }
+    }
 }

@@ -53,9 +53,21 @@ public final class DefaultCommunicator implements Communicator {
      * sequence number of the world communicator: the user's first call is #0 in every error and trace.
      */
     public static void connectBarrier(Transport transport, CommunicatorConfig config) {
-        new DefaultCommunicator(transport, BOOTSTRAP_ID, config.withTrace(null),  null,
-                new Diagnostics(transport.rank(), transport.size(), config, false))
-                .barrier(CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DISSEMINATION));
+        bootstrap(transport, config).barrier(CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DISSEMINATION));
+    }
+
+    /**
+     * Instead of {@link #connectBarrier}, where this rank cannot finish connecting: the peers' barrier fails at
+     * once with {@code reason} ("rank 1 aborted the communicator: ..."), not later or without a reason.
+     */
+    public static void abortConnect(Transport transport, CommunicatorConfig config, String reason) {
+        bootstrap(transport, config).abort(reason);
+    }
+
+    /** The communicator of {@link #connectBarrier} and {@link #abortConnect}. */
+    private static DefaultCommunicator bootstrap(Transport transport, CommunicatorConfig config) {
+        return new DefaultCommunicator(transport, BOOTSTRAP_ID, config.withTrace(null), null,
+                new Diagnostics(transport.rank(), transport.size(), config, false));
     }
 
     /** The world communicator (id 0) over {@code transport}. */
@@ -91,6 +103,11 @@ public final class DefaultCommunicator implements Communicator {
         this.pointToPoint = new PointToPoint(transport, communicatorId, config, counters, calls.checks(), failures,
                 diagnostics);
         this.subGroups = new SubGroups(this, transport, communicatorId, config, trace.writer(), diagnostics);
+    }
+
+    /** The id of the streams this communicator's frames travel on (0: a world communicator). */
+    int communicatorId() {
+        return communicatorId;
     }
 
     /** The world rank (the recorder's numbering) of each rank of {@code t}. */

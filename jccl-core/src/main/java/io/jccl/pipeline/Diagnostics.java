@@ -104,11 +104,13 @@ public final class Diagnostics {
 
     /**
      * The one daemon thread per JVM that watches the trigger files of the live ranks' directories, every 500 ms,
-     * and has each rank write its record when a trigger file appears or changes.
+     * and has each rank write its record when a trigger file appears or changes. It ends once no rank is watched
+     * (every communicator with a directory closed, or was dropped), and the next rank watched starts another.
      */
     private static final class Trigger {
         private static final Set<Diagnostics> WATCHED = Collections.newSetFromMap(new WeakHashMap<>());
         private static final Map<Path, Long> SEEN = new java.util.HashMap<>();
+        /** The watching thread, or null when none runs. Guarded by {@code Trigger.class}. */
         private static Thread thread;
 
         static synchronized void watch(Diagnostics d) {
@@ -139,10 +141,18 @@ public final class Diagnostics {
                 try {
                     Thread.sleep(500);
                 } catch (InterruptedException e) {
+                    synchronized (Trigger.class) {
+                        thread = null; // the next watch starts another
+                    }
                     return;
                 }
                 java.util.List<Diagnostics> due = new java.util.ArrayList<>();
                 synchronized (Trigger.class) {
+                    if (WATCHED.isEmpty()) { // decided under the lock: a watch now or later starts another thread
+                        thread = null;
+                        SEEN.clear();
+                        return;
+                    }
                     Map<Path, Long> now = new java.util.HashMap<>();
                     for (Diagnostics d : WATCHED) {
                         long stamp = now.computeIfAbsent(d.dir, Trigger::stamp);

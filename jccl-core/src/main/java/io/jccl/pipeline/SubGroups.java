@@ -21,13 +21,22 @@ final class SubGroups {
     private final int communicatorId;
     private final CommunicatorConfig config;
     private final TraceWriter trace;
-    /** Splits so far; guarded by {@code this}. */
+    /**
+     * Held by a split from its exchange until it has taken its index, so that splits take their indices in the
+     * order of their exchanges, which is the order of their sequence numbers on every rank: taken after the
+     * exchange, two threads' splits could take them in one order on one rank and in the other on another, and the
+     * members of one group derive different ids (groups talked on each other's streams).
+     */
+    private final Object exchange = new Object();
+    /** Splits so far; guarded by {@link #exchange}. */
     private int splits;
     /**
      * The sub-groups made so far, weakly (a program that makes one per step and drops it keeps nothing), so that
      * closing the parent closes them first: they run over its transport. Guarded by {@code this}.
      */
     private final java.util.List<java.lang.ref.WeakReference<Communicator>> children = new java.util.ArrayList<>();
+    /** Set by {@link #closeAll}: a sub-group made later is closed at once. Guarded by {@code this}. */
+    private boolean closed;
 
     private final Diagnostics diagnostics;
 
@@ -45,19 +54,19 @@ final class SubGroups {
         int p = transport.size();
         int[] mine = {color, key};
         int[] all = new int[2 * p];
-        // a bad color is checked after the exchange, so that every rank fails naming the rank that gave it (checked
-        // before, that rank alone failed and the others waited in the exchange until their deadline)
-        parent.allGather(Tensor.of(mine), Tensor.of(all));
-        for (int r = 0; r < p; r++) {
-            if (all[2 * r] < Communicator.UNDEFINED) {
-                String who = r == transport.rank() ? "this rank (" + r + ")" : "rank " + r;
-                throw new IllegalArgumentException("split: color must be >= 0 or UNDEFINED (-1); " + who + " gave "
-                        + all[2 * r] + (r == transport.rank() ? "" : "; this rank " + transport.rank() + " gave "
-                        + color));
-            }
-        }
         int splitIndex;
-        synchronized (this) {
+        synchronized (exchange) {
+            // a bad color is checked after the exchange, so that every rank fails naming the rank that gave it
+            // (checked before, that rank alone failed and the others waited in the exchange until their deadline)
+            parent.allGather(Tensor.of(mine), Tensor.of(all));
+            for (int r = 0; r < p; r++) {
+                if (all[2 * r] < Communicator.UNDEFINED) {
+                    String who = r == transport.rank() ? "this rank (" + r + ")" : "rank " + r;
+                    throw new IllegalArgumentException("split: color must be >= 0 or UNDEFINED (-1); " + who
+                            + " gave " + all[2 * r] + (r == transport.rank() ? "" : "; this rank "
+                            + transport.rank() + " gave " + color));
+                }
+            }
             splitIndex = splits++;
         }
         if (color == Communicator.UNDEFINED) {
@@ -76,9 +85,16 @@ final class SubGroups {
         }
         Communicator child = new DefaultCommunicator(new SubTransport(transport, parentRanks, childRank),
                 childId(communicatorId, splitIndex, color), config, trace, diagnostics);
+        boolean parentClosed;
         synchronized (this) {
-            children.removeIf(w -> w.get() == null);
-            children.add(new java.lang.ref.WeakReference<>(child));
+            parentClosed = closed;
+            if (!parentClosed) {
+                children.removeIf(w -> w.get() == null);
+                children.add(new java.lang.ref.WeakReference<>(child));
+            }
+        }
+        if (parentClosed) { // the parent closed during the split, after closeAll had closed the others
+            child.close();
         }
         return child;
     }
@@ -87,11 +103,12 @@ final class SubGroups {
      * Closes every sub-group still open, before the parent closes its transport: their calls in flight end, and
      * later ones fail saying the communicator is closed, where over TCP they waited until their deadline or blamed
      * a live peer's process for a lost connection. Each is closed whatever closing another throws; then the first
-     * failure is thrown, the others suppressed in it.
+     * failure is thrown, the others suppressed in it. A sub-group a split makes later is closed as it is made.
      */
     void closeAll() {
         java.util.List<Communicator> open = new java.util.ArrayList<>();
         synchronized (this) {
+            closed = true;
             for (java.lang.ref.WeakReference<Communicator> w : children) {
                 Communicator c = w.get();
                 if (c != null) {
@@ -111,8 +128,9 @@ final class SubGroups {
      * torch's {@code new_group}: the ranks {@code ranks} (any order, no repeats) in increasing order, as a
      * {@link #split} in which they take one color and every other rank none. Every rank first shares what it found
      * wrong with its list (a rank out of range, a rank twice, none) and a SHA-256 digest of the sorted list, so that
-     * a bad list or lists that differ fail on every rank at once, naming the first rank at fault (a weak digest let
-     * {@code [0, 33]} and {@code [1, 2]} pass as the same list: a group other than some ranks expected).
+     * a bad list or lists that differ fail on every rank at once, naming the first rank at fault, or the ranks whose
+     * list differs from the one most ranks passed (a weak digest let {@code [0, 33]} and {@code [1, 2]} pass as the
+     * same list: a group other than some ranks expected).
      */
     Communicator newGroup(int[] ranks) {
         java.util.Objects.requireNonNull(ranks, "ranks");
@@ -150,15 +168,48 @@ final class SubGroups {
                         + (r == me ? ": " + java.util.Arrays.toString(ranks) : ""));
             }
         }
-        for (int r = 1; r < p; r++) {
-            if (!java.util.Arrays.equals(all, GROUP_WORDS * r + 2, GROUP_WORDS * (r + 1), all, 2, GROUP_WORDS)) {
-                throw new io.jccl.JcclException(me, io.jccl.OpType.ALL_GATHER, -1, "newGroup: rank "
-                        + r + " passed other ranks than rank 0 (every rank must pass the same list; this rank "
-                        + me + " passed " + java.util.Arrays.toString(sorted) + ")", null);
+        // the ranks by the list they passed (keyed by the lowest rank that passed it); the most passed list (of the
+        // lowest rank where counts tie) is taken for the one meant, and the ranks that passed another are named
+        java.util.Map<Integer, java.util.List<Integer>> byList = new java.util.TreeMap<>();
+        for (int r = 0; r < p; r++) {
+            int first = 0;
+            while (!java.util.Arrays.equals(all, GROUP_WORDS * r + 2, GROUP_WORDS * (r + 1),
+                    all, GROUP_WORDS * first + 2, GROUP_WORDS * (first + 1))) {
+                first++;
             }
+            byList.computeIfAbsent(first, f -> new java.util.ArrayList<>()).add(r);
+        }
+        if (byList.size() > 1) {
+            java.util.List<Integer> most = null;
+            for (java.util.List<Integer> ranksOfList : byList.values()) {
+                if (most == null || ranksOfList.size() > most.size()) {
+                    most = ranksOfList;
+                }
+            }
+            java.util.List<Integer> others = new java.util.ArrayList<>();
+            for (int r = 0; r < p; r++) {
+                if (!most.contains(r)) {
+                    others.add(r);
+                }
+            }
+            throw new io.jccl.JcclException(me, io.jccl.OpType.ALL_GATHER, -1, "newGroup: " + named(others)
+                    + " passed other ranks than " + named(most) + " (every rank must pass the same list; this rank "
+                    + me + " passed " + java.util.Arrays.toString(sorted) + ")", null);
         }
         boolean member = java.util.Arrays.binarySearch(sorted, me) >= 0;
         return split(member ? 0 : Communicator.UNDEFINED, me);
+    }
+
+    /** "rank 3", "ranks [1, 2]", or "the 32 ranks [0, 3, 4, 5, 6, 7, 8, 9, ...]" past eight. */
+    private static String named(java.util.List<Integer> ranks) {
+        if (ranks.size() == 1) {
+            return "rank " + ranks.get(0);
+        }
+        if (ranks.size() <= 8) {
+            return "ranks " + ranks;
+        }
+        String first = ranks.subList(0, 8).toString();
+        return "the " + ranks.size() + " ranks " + first.substring(0, first.length() - 1) + ", ...]";
     }
 
     /** newGroup's exchange per rank: what is wrong with its list (0: nothing), the rank at fault, a 256-bit digest. */

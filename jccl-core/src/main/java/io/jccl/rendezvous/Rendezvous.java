@@ -67,31 +67,35 @@ public final class Rendezvous {
             return connectShm(rank, world, store, settings, timeout);
         }
         int[] hosts = hostsOf(world, seen);
-        if (group.length == 1) {
-            Transport remote = TcpTransport.connect(rank, world, store, tcp);
-            if (java.util.Arrays.stream(hosts).max().getAsInt() == world - 1) {
-                return remote; // one rank on every host: TCP alone, on every rank
-            }
-            // alone on this host where other hosts hold several: the same kind of transport and layout as theirs,
-            // so that every rank prices the job alike (a plain TCP transport priced it with one host's tcp figures
-            // and AUTO chose another algorithm there than on the other ranks: a mismatch on every such call)
-            return HybridTransport.alone(remote, "shm", hosts);
-        }
-        // several hosts, several ranks on this one: shared memory among them, TCP to the others
-        int localRank = java.util.Arrays.binarySearch(group, rank);
         Transport remote = TcpTransport.connect(rank, world, store, tcp);
-        try {
+        Transport local = null;
+        try { // whatever fails from here, the transports made so far are closed
+            if (group.length == 1) {
+                if (java.util.Arrays.stream(hosts).max().getAsInt() == world - 1) {
+                    return remote; // one rank on every host: TCP alone, on every rank
+                }
+                // alone on this host where other hosts hold several: the same kind of transport and layout as
+                // theirs, so that every rank prices the job alike (a plain TCP transport priced it with one host's
+                // tcp figures and AUTO chose another algorithm there than on the other ranks: a mismatch on every
+                // such call)
+                return HybridTransport.alone(remote, "shm", hosts);
+            }
+            // several hosts, several ranks on this one: shared memory among them, TCP to the others
+            int localRank = java.util.Arrays.binarySearch(group, rank);
             // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they send
             // between hosts by them, so hosts configured differently (JCCL_SHM_ARENA_BYTES) would send pieces of
             // other sizes and fail every call
             int arenaBytes = Integer.parseInt(store.getString("shm/arena-bytes", timeout));
             // its messages name the job's ranks, not the host group's, those of its connection too
-            ShmTransport local = ShmTransport.connect(localRank, group.length,
+            local = ShmTransport.connect(localRank, group.length,
                     new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
                     arenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout, group);
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
             return new HybridTransport(rank, world, group, local, remote, hosts);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            if (local != null) {
+                local.close();
+            }
             remote.close();
             throw e;
         }
@@ -475,10 +479,11 @@ public final class Rendezvous {
         TcpStoreServer server = null;
         Store client = null;
         Transport transport = null;
+        DefaultCommunicator comm = null;
         boolean failed = true;
         try {
             if (init.kind() == InitMethod.Kind.FILE) {
-                client = new io.jccl.store.FileStore(init.directory());
+                client = new io.jccl.store.FileStore(init.directory(), timeout);
             } else {
                 int port = init.port();
                 if (env.rank() == 0 && !settings.externalStore()) {
@@ -532,17 +537,32 @@ public final class Rendezvous {
             }
             config = config.withTuneParameters(agreed);
             logStart(io.jccl.diag.DebugLog.of(settings), init, env, transport, config, tuneSource);
+            // made before the barrier: a rank that cannot make it (JCCL_TRACE's directory not writable) tells the
+            // others why while they wait in the barrier (made after it, the others' first call learned only that
+            // this rank had closed its communicator)
+            try {
+                comm = new DefaultCommunicator(transport, config);
+            } catch (RuntimeException e) {
+                try {
+                    DefaultCommunicator.abortConnect(transport, config, "cannot make its world communicator: "
+                            + e.getMessage());
+                } catch (RuntimeException notTold) {
+                    e.addSuppressed(notTold);
+                }
+                throw e;
+            }
             // every rank is connected: the store is no longer needed. The barrier runs on a communicator of its
             // own, so the user's calls are numbered from 0 in errors and traces.
             DefaultCommunicator.connectBarrier(transport, config);
             if (init.kind() == InitMethod.Kind.FILE && env.rank() == 0) {
                 ((io.jccl.store.FileStore) client).clear();
             }
-            DefaultCommunicator comm = new DefaultCommunicator(transport, config);
             failed = false;
             return comm;
         } catch (RuntimeException e) {
-            if (transport != null) {
+            if (comm != null) {
+                comm.close(); // and its transport
+            } else if (transport != null) {
                 transport.close();
             }
             throw e;

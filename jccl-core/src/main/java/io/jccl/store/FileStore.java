@@ -17,16 +17,28 @@ import java.util.HexFormat;
 /**
  * A store in a directory every rank can reach (a shared file system, or /tmp for one host): one file per key,
  * written to a temporary name and renamed into place, so a reader sees a value whole or not at all; counters are
- * updated under an exclusive file lock. A key's file is named by the key's UTF-8 bytes in lower-case hex ({@code k}
- * and the hex), or where that would be long ({@link #MAX_HEX_KEY_BYTES}) by their SHA-256 ({@code h} and the hex):
- * names that differ only in case (which a case-insensitive file system, macOS's or an SMB share, takes for one
- * file) and names over a file system's 255 bytes never occur.
+ * updated under an exclusive file lock, waited for at most the store's lock timeout. A key's file is named by the
+ * key's UTF-8 bytes in lower-case hex ({@code k} and the hex), or where that would be long
+ * ({@link #MAX_HEX_KEY_BYTES}) by their SHA-256 ({@code h} and the hex): names that differ only in case (which a
+ * case-insensitive file system, macOS's or an SMB share, takes for one file) and names over a file system's 255
+ * bytes never occur.
  */
 public final class FileStore implements Store {
     private final Path dir;
+    /** How long {@link #add} waits for another process to release the directory's lock file. */
+    private final Duration lockTimeout;
 
-    public FileStore(Path dir) {
+    /**
+     * A store in {@code dir}, created if need be.
+     *
+     * @param lockTimeout how long {@link #add} waits while another process holds the directory's lock file
+     *                    ({@code .lock}) before it fails: a rank stopped while holding it, or a shared file system
+     *                    whose lock service is stuck, would otherwise block every other rank for ever
+     * @throws StoreException if the directory cannot be created
+     */
+    public FileStore(Path dir, Duration lockTimeout) {
         this.dir = dir;
+        this.lockTimeout = java.util.Objects.requireNonNull(lockTimeout, "lockTimeout");
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
@@ -58,11 +70,19 @@ public final class FileStore implements Store {
         Path target = file(key);
         try {
             Path tmp = Files.createTempFile(dir, ".set-", ".tmp");
-            Files.write(tmp, value);
+            boolean moved = false;
             try {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+                Files.write(tmp, value);
+                try {
+                    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+                }
+                moved = true;
+            } finally {
+                if (!moved) { // written in part, or not moved into place: nobody else would remove it
+                    Files.deleteIfExists(tmp);
+                }
             }
         } catch (IOException e) {
             throw new StoreException("cannot set key '" + key + "' in " + dir, e);
@@ -118,7 +138,7 @@ public final class FileStore implements Store {
     @SuppressWarnings("try") // the lock is held for the block, never read
     private long addLocked(Path lockFile, String key, long delta) {
         try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-             FileLock ignored = ch.lock()) {
+             FileLock ignored = lock(ch, lockFile, key)) {
             Path f = file(key);
             long v = delta;
             if (Files.exists(f)) {
@@ -128,6 +148,30 @@ public final class FileStore implements Store {
             return v;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot add to key '" + key + "' in " + dir, e);
+        }
+    }
+
+    /**
+     * The lock of {@code ch}, taken once no other process holds it, trying again with backoff until
+     * {@link #lockTimeout} has passed.
+     *
+     * @throws StoreException naming the lock file and the key once the timeout has passed
+     */
+    private FileLock lock(FileChannel ch, Path lockFile, String key) throws IOException {
+        long deadline = System.nanoTime() + io.jccl.JcclSettings.bounded(lockTimeout).toNanos();
+        long sleepMs = 1;
+        while (true) {
+            FileLock lock = ch.tryLock();
+            if (lock != null) {
+                return lock;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new StoreException("cannot add to key '" + key + "' in " + dir + ": another process has held "
+                        + "its lock file " + lockFile + " for " + lockTimeout.toMillis() + " ms (a rank stopped or "
+                        + "hung while adding, or the file system's locks are stuck)");
+            }
+            sleep(sleepMs);
+            sleepMs = Math.min(sleepMs * 2, 50);
         }
     }
 

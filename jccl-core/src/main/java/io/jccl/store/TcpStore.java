@@ -29,7 +29,10 @@ public final class TcpStore implements Store {
      * waited forever where no connection close ever came.
      */
     private final long replyMillis;
-    /** Set once a request went unanswered: the stream may hold a late reply, so the connection is not used again. */
+    /**
+     * Set once a request went unanswered or its reply was impossible: the stream may hold a late reply or the rest
+     * of a bad one, so the connection is not used again (and is closed).
+     */
     private volatile String broken;
 
     private TcpStore(String host, int port, Socket socket, long replyMillis) throws IOException {
@@ -71,6 +74,9 @@ public final class TcpStore implements Store {
                 last = e;
                 sleep(backoffMs);
                 backoffMs = Math.min(backoffMs * 2, 500);
+            } catch (RuntimeException e) { // a failed handshake of another kind: the socket must not stay open
+                closeQuietly(s);
+                throw e;
             }
         }
         throw new StoreException("no store answered at " + host + ":" + port + " within " + timeout.toMillis()
@@ -94,8 +100,20 @@ public final class TcpStore implements Store {
         }
     }
 
-    /** {@code waitMillis}: how long the server may wait before it answers (a get's timeout), else 0. */
-    private synchronized Response call(byte op, String key, byte[] value, long arg, long waitMillis) {
+    /**
+     * One request, failed with the message the server sent where it answers with another status than OK.
+     * {@code waitMillis}: how long the server may wait before it answers (a get's timeout), else 0.
+     */
+    private Response call(byte op, String key, byte[] value, long arg, long waitMillis) {
+        Response r = request(op, key, value, arg, waitMillis);
+        if (r.status != STATUS_OK) {
+            throw new StoreException(new String(r.body, StandardCharsets.UTF_8));
+        }
+        return r;
+    }
+
+    /** One request and its reply, whatever its status; as {@link #call}. */
+    private synchronized Response request(byte op, String key, byte[] value, long arg, long waitMillis) {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
         if (k.length > MAX_KEY_LENGTH || value.length > MAX_VALUE_LENGTH) {
             throw new IllegalArgumentException("store key or value too long: key=" + k.length + " bytes (max "
@@ -121,14 +139,15 @@ public final class TcpStore implements Store {
             int len = in.readInt();
             long result = in.readLong();
             if (len < 0 || len > MAX_VALUE_LENGTH) {
-                throw new StoreException("store at " + host + ":" + port + " sent an impossible length " + len);
+                // what follows is not a reply's body: the next request would read it as its reply
+                broken = "the store at " + host + ":" + port + " sent an impossible length " + len + " (not a jccl "
+                        + "store, or a corrupted stream): the connection is not used again";
+                closeQuietly(socket);
+                throw new StoreException(broken);
             }
             byte[] body = new byte[len];
             in.readFully(body);
-            if (status != STATUS_OK) {
-                throw new StoreException(new String(body, StandardCharsets.UTF_8));
-            }
-            return new Response(result, body);
+            return new Response(status, result, body);
         } catch (java.net.SocketTimeoutException e) {
             broken = "the store at " + host + ":" + port + " did not answer within " + answerWithin + " ms: its host "
                     + "is down, cut off or stopped (the process serving it: rank 0, unless JCCL_STORE=external)";
@@ -143,10 +162,12 @@ public final class TcpStore implements Store {
     }
 
     private static final class Response {
+        final byte status;
         final long result;
         final byte[] body;
 
-        Response(long result, byte[] body) {
+        Response(byte status, long result, byte[] body) {
+            this.status = status;
             this.result = result;
             this.body = body;
         }
@@ -157,10 +178,30 @@ public final class TcpStore implements Store {
         call(OP_SET, key, value, 0, 0);
     }
 
+    /**
+     * Asks the server for at most {@link TcpStoreServer#MAX_GET_TIMEOUT_MS} at a time, and again while
+     * {@code timeout} has not passed: a get of a longer timeout failed once the server's cap had passed, saying it
+     * had timed out after the cap.
+     */
     @Override
     public byte[] get(String key, Duration timeout) {
-        long ms = io.jccl.JcclSettings.bounded(timeout).toMillis();
-        return call(OP_GET, key, new byte[0], ms, ms).body;
+        long deadline = System.nanoTime() + io.jccl.JcclSettings.bounded(timeout).toNanos();
+        while (true) {
+            // rounded up: the server's wait, which starts once it has the request, ends after the caller's deadline
+            long ms = Math.min(TcpStoreServer.MAX_GET_TIMEOUT_MS,
+                    (Math.max(0, deadline - System.nanoTime()) + 999_999) / 1_000_000);
+            Response r = request(OP_GET, key, new byte[0], ms, ms);
+            if (r.status == STATUS_OK) {
+                return r.body;
+            }
+            if (r.status != STATUS_TIMEOUT) {
+                throw new StoreException(new String(r.body, StandardCharsets.UTF_8));
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key
+                        + "' in the store at " + host + ":" + port);
+            }
+        }
     }
 
     @Override

@@ -134,6 +134,88 @@ class RendezvousErrorsTest {
         assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once");
     }
 
+    /**
+     * A rank that could not make its communicator (JCCL_TRACE's directory not writable) did so after the connect
+     * barrier: its peers returned from the rendezvous, and their first call learned only that it had closed its
+     * communicator. It now makes it before the barrier, and the others' rendezvous fails with its reason.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"tcp", "shm"})
+    void aRankThatCannotMakeItsCommunicatorFailsTheOthersRendezvousWithItsReason(String transport,
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path notADirectory = java.nio.file.Files.writeString(dir.resolve("a-file"), "");
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            int rank = r;
+            io.jccl.CommunicatorConfig config = io.jccl.CommunicatorConfig.fromEnvironment()
+                    .withTrace(rank == 1 ? notADirectory.resolve("trace").toString() : null);
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "2",
+                        "JCCL_TRANSPORT", transport));
+                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(20))) {
+                    return "connected as rank " + c.rank();
+                } catch (RuntimeException e) {
+                    return e.getMessage();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before rank 1 connects to it
+            }
+        }
+        String cause = "cannot open the trace " + notADirectory.resolve("trace");
+        String one = fs.get(1).get(30, TimeUnit.SECONDS);
+        assertTrue(one.contains(cause), one);
+        String zero = fs.get(0).get(30, TimeUnit.SECONDS);
+        assertTrue(zero.contains("rank 1 aborted the communicator: cannot make its world communicator: " + cause),
+                zero);
+    }
+
+    /**
+     * Ranks on two "hosts" (two shared-memory directories): ranks 0 and 1 share memory and talk to rank 2 over TCP,
+     * and rank 2, alone on its host, has their kind of transport. The paths whose transports are closed should the
+     * rest of the set-up fail.
+     */
+    @Test
+    void ranksOnTwoHostsConnectOverHybridTransports(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            int rank = r;
+            java.nio.file.Path shm = java.nio.file.Files.createDirectories(dir.resolve(rank < 2 ? "host-a" : "host-b"));
+            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(Map.of("JCCL_SHM_DIR", shm.toString()),
+                    Map.of()).communicatorConfig();
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3"));
+                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(20))) {
+                    float[] x = {rank};
+                    c.allReduce(x);
+                    return c.transportName() + " " + x[0];
+                } catch (RuntimeException e) {
+                    return e.toString();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before the others connect to it
+            }
+        }
+        for (int r = 0; r < 3; r++) {
+            String m = fs.get(r).get(30, TimeUnit.SECONDS);
+            assertTrue(m.contains("+") && m.endsWith(" 3.0"), "rank " + r + ": " + m);
+        }
+    }
+
     // ------------------------------------------------------------------ the environment
 
     @Test
@@ -219,14 +301,15 @@ class RendezvousErrorsTest {
     /** A get that may wait "forever" on the in-process and file stores (they threw "long overflow" at once). */
     @Test
     void storesTakeTimeoutsOfForever(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
-        for (io.jccl.store.Store s : new io.jccl.store.Store[] {new InMemoryStore(), new io.jccl.store.FileStore(dir)}) {
+        for (io.jccl.store.Store s : new io.jccl.store.Store[] {new InMemoryStore(),
+                new io.jccl.store.FileStore(dir, Duration.ofSeconds(10))}) {
             s.setString("k", "v");
             assertArrayEquals("v".getBytes(), s.get("k", Duration.ofMillis(Long.MAX_VALUE)));
             assertArrayEquals("v".getBytes(), s.get("k", java.time.temporal.ChronoUnit.FOREVER.getDuration()));
         }
         // a file store takes keys over 191 bytes (its Base64 file names passed 255 bytes), and names files in lower
         // case only (Base64 names differing in case were one file on case-insensitive file systems)
-        io.jccl.store.FileStore fs = new io.jccl.store.FileStore(dir.resolve("names"));
+        io.jccl.store.FileStore fs = new io.jccl.store.FileStore(dir.resolve("names"), Duration.ofSeconds(10));
         String longKey = "k".repeat(300);
         fs.setString(longKey, "long");
         fs.setString("00G", "upper");
@@ -311,7 +394,7 @@ class RendezvousErrorsTest {
     @Test
     void aFailureLeftInTheStoreByAnEarlierJobSaysSo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        io.jccl.store.FileStore earlier = new io.jccl.store.FileStore(dir);
+        io.jccl.store.FileStore earlier = new io.jccl.store.FileStore(dir, Duration.ofSeconds(10));
         JcclException e = assertThrows(JcclException.class,
                 () -> Rendezvous.join(0, 2, earlier, Duration.ofMillis(300)));
         assertTrue(e.getMessage().contains("rank 1 never joined"), e.getMessage());
@@ -321,7 +404,8 @@ class RendezvousErrorsTest {
             int rank = r;
             fs.add(CompletableFuture.supplyAsync(() -> {
                 try {
-                    Rendezvous.join(rank, 2, new io.jccl.store.FileStore(dir), Duration.ofSeconds(5), later);
+                    Rendezvous.join(rank, 2, new io.jccl.store.FileStore(dir, Duration.ofSeconds(10)),
+                            Duration.ofSeconds(5), later);
                     return "joined";
                 } catch (JcclException x) {
                     return x.getMessage();
