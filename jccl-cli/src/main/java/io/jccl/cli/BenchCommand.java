@@ -161,6 +161,9 @@ public final class BenchCommand implements Callable<Integer> {
         opTypes = Options.parseAll(spec, "--ops", ops, Bench::parse);
         algorithmList = Options.parseAll(spec, "--algorithms", algorithms, Algorithm::parse,
                 Options.names(Algorithm.values()));
+        Options.once(spec, "--ops", opTypes, Bench::label);
+        Options.once(spec, "--algorithms", algorithmList, a -> a.name().toLowerCase(java.util.Locale.ROOT));
+        Options.once(spec, "--sizes", sizes, b -> b + " bytes");
         Options.atLeast(spec, "--ranks", ranks, 1);
         Options.hosts(spec, hosts);
         Options.atLeast(spec, "--ranks-per-host", ranksPerHost, 1);

@@ -165,6 +165,24 @@ final class Options {
     }
 
     /**
+     * A usage error of {@code option} when a value of {@code parsed} (its values as parsed: {@code 1K} and
+     * {@code 1024} are one size, {@code allreduce} and {@code all_reduce} one operation) is given more than once, which
+     * ran it twice and kept one row of the two; {@code name} says a value as the error names it.
+     */
+    static <T> void once(CommandSpec spec, String option, List<T> parsed, Function<T, String> name) {
+        if (parsed == null) {
+            return;
+        }
+        java.util.Set<T> seen = new java.util.HashSet<>();
+        for (T v : parsed) {
+            if (!seen.add(v)) {
+                throw usage(spec, "Invalid value for option '" + option + "': " + name.apply(v)
+                        + " is given more than once");
+            }
+        }
+    }
+
+    /**
      * Why {@code algorithm} cannot run {@code op} on the ranks a command is about to run, or null when it can, or
      * when {@code op} has no such algorithm (bench then has no rows of it; verify asks about the default it runs
      * instead). Deterministic mode first ({@link #overridden}: what runs would be ORDERED under another name); then

@@ -109,13 +109,7 @@ public final class TrainCommand implements Callable<Integer> {
             throw Options.usage(spec, "Invalid value for option '--modes': single is the reference every run "
                     + "is compared with, not a mode to give");
         }
-        // a mode given twice ran twice, and its second run replaced the first's row
-        if (new java.util.HashSet<>(parsed).size() < parsed.size()) {
-            TrainConfig.Mode twice = parsed.stream().filter(m -> parsed.indexOf(m) != parsed.lastIndexOf(m))
-                    .findFirst().orElseThrow();
-            throw Options.usage(spec, "Invalid value for option '--modes': " + twice.name().toLowerCase(Locale.ROOT)
-                    + " is given more than once");
-        }
+        Options.once(spec, "--modes", parsed, m -> m.name().toLowerCase(Locale.ROOT));
         if (!optimizer.equals("sgd") && !optimizer.equals("adam")) {
             throw Options.usage(spec, "Invalid value for option '--optimizer': '" + optimizer + "' (sgd or adam)");
         }

@@ -49,6 +49,13 @@ class CliErrorsTest {
     @Test
     void benchWithABadSizeIsAUsageError() {
         assertUsageError(Cli.run("bench", "--sizes", "4,3X"), "bench", "'3X' is not a size");
+        // a value given twice ran twice and kept one row of the two (1K and 1024 are one size)
+        assertUsageError(Cli.run("bench", "--sizes", "1K,4,1024"), "bench",
+                "Invalid value for option '--sizes': 1024 bytes is given more than once");
+        assertUsageError(Cli.run("bench", "--ops", "allreduce,broadcast,all_reduce", "--sizes", "4"), "bench",
+                "Invalid value for option '--ops': all_reduce is given more than once");
+        assertUsageError(Cli.run("bench", "--algorithms", "ring,auto,RING", "--sizes", "4"), "bench",
+                "Invalid value for option '--algorithms': ring is given more than once");
         assertUsageError(Cli.run("bench", "--sizes", "-4"), "bench", "'-4' is not a size");
         assertUsageError(Cli.run("tune", "--large", "16Q"), "tune", "'16Q' is not a size");
     }
