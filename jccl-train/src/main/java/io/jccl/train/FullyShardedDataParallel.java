@@ -91,11 +91,32 @@ public final class FullyShardedDataParallel {
      * gradients are averaged over the ranks: the global batch's gradient only when every rank has {@code rows}
      * rows (else use {@link #step(float[], float[], int, int)}).
      *
-     * @throws IllegalArgumentException when {@code x} or {@code y} holds fewer than {@code rows} rows (checked
-     *         before any collective)
+     * @throws IllegalArgumentException when {@code rows} is not positive (a mean over no rows, NaN, would be averaged
+     *         into every rank's gradients: a rank with no rows takes {@link #step(float[], float[], int, int)}), or
+     *         {@code x} or {@code y} holds fewer than {@code rows} rows (checked before any collective; the
+     *         communicator is aborted, so that the peers' step fails too)
      */
     public double step(float[] x, float[] y, int rows) {
+        if (rows <= 0) {
+            throw refuse("FullyShardedDataParallel.step of " + rows + " rows: the gradients are averaged over the "
+                    + "ranks' means, and a mean over no rows is NaN; a rank without rows takes step(x, y, rows, "
+                    + "globalRows)");
+        }
         return step(x, y, rows, rows, ReduceOp.AVG);
+    }
+
+    /**
+     * Aborts the communicator, so that peers already in this step's collectives fail at once rather than at their
+     * deadline, and returns the exception this rank throws, both saying {@code what}.
+     */
+    private IllegalArgumentException refuse(String what) {
+        String reason = "rank " + comm.rank() + ": " + what;
+        try {
+            comm.abort(reason);
+        } catch (RuntimeException e) {
+            // already closed or failed: the peers learnt of that
+        }
+        return new IllegalArgumentException(reason);
     }
 
     /**
@@ -106,12 +127,12 @@ public final class FullyShardedDataParallel {
      * sum of every rank's is the global batch's mean loss.
      *
      * @throws IllegalArgumentException when {@code globalRows} is less than {@code rows} or not positive, or
-     *         {@code x} or {@code y} holds fewer than {@code rows} rows (checked before any collective)
+     *         {@code x} or {@code y} holds fewer than {@code rows} rows (checked before any collective; the
+     *         communicator is aborted, so that the peers' step fails too)
      */
     public double step(float[] x, float[] y, int rows, int globalRows) {
         if (globalRows <= 0 || globalRows < rows) {
-            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step of " + rows
-                    + " rows of a global batch of " + globalRows);
+            throw refuse("FullyShardedDataParallel.step of " + rows + " rows of a global batch of " + globalRows);
         }
         return step(x, y, rows, globalRows, ReduceOp.SUM);
     }
@@ -120,9 +141,8 @@ public final class FullyShardedDataParallel {
         int in = model.in(0);
         int out = model.out(model.layers() - 1);
         if (rows < 0 || x.length < (long) rows * in || y.length < (long) rows * out) {
-            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step of " + rows
-                    + " rows needs " + (long) rows * in + " inputs and " + (long) rows * out + " targets, got "
-                    + x.length + " and " + y.length);
+            throw refuse("FullyShardedDataParallel.step of " + rows + " rows needs " + (long) rows * in
+                    + " inputs and " + (long) rows * out + " targets, got " + x.length + " and " + y.length);
         }
         Mlp.Params params = new Mlp.Params() {
             @Override

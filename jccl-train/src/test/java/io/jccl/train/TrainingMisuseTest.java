@@ -82,6 +82,38 @@ class TrainingMisuseTest {
         assertThrows(IllegalArgumentException.class, () -> new DistributedDataParallel.Parameter("x", grads, 0, -1));
     }
 
+    /**
+     * An FSDP step of no rows on one rank (averaged, its mean over no rows is NaN, which the average took into every
+     * rank's gradients and parameters) fails that rank and aborts the communicator, so that its peer, already in the
+     * step's collectives, fails at once naming it.
+     */
+    @Test
+    void shouldAbortAnAveragedStepOfNoRows() {
+        Mlp model = new Mlp(2, 3, 1);
+        AtomicReference<String> refused = new AtomicReference<>();
+        JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(2,
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(60)), comm -> {
+                    FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
+                            () -> Optimizer.sgd(0.1f, 0f));
+                    if (comm.rank() == 1) {
+                        refused.set(assertThrows(IllegalArgumentException.class,
+                                () -> f.step(new float[0], new float[0], 0)).getMessage());
+                        return null;
+                    }
+                    long before = System.nanoTime();
+                    try {
+                        return f.step(new float[4], new float[2], 2);
+                    } finally {
+                        assertTrue(System.nanoTime() - before < 30_000_000_000L, "the peer waited out its deadline");
+                    }
+                }));
+        assertEquals(0, e.rank());
+        PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e.getCause());
+        assertEquals(1, a.originRank());
+        assertTrue(a.reason().contains("0 rows"), a.reason());
+        assertTrue(refused.get().startsWith("rank 1:") && refused.get().contains("globalRows"), refused.get());
+    }
+
     /** Arrays of the wrong length fail on every rank before the first collective, naming the rank. */
     @Test
     void shouldRefuseArraysOfTheWrongLengthBeforeAnyCollective() {
@@ -97,8 +129,6 @@ class TrainingMisuseTest {
             FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
                     () -> Optimizer.sgd(0.1f, 0f));
             all.append(assertThrows(IllegalArgumentException.class,
-                    () -> f.step(new float[3], new float[2], 2)).getMessage()).append('\n');
-            all.append(assertThrows(IllegalArgumentException.class,
                     () -> new DistributedDataParallel(comm, List.of(), 0, true)).getMessage()).append('\n');
             all.append(assertThrows(IllegalArgumentException.class,
                     () -> new PipelineParallel(comm, model, new float[model.totalParams() + 1], 2,
@@ -106,6 +136,9 @@ class TrainingMisuseTest {
             // the communicator still works: nothing was left half done
             z.step(new float[5], new float[5]);
             f.step(new float[4], new float[2], 2);
+            // a step's own arguments abort the communicator (next test): last
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> f.step(new float[3], new float[2], 2)).getMessage()).append('\n');
             return all.toString();
         });
         for (int r = 0; r < 2; r++) {
