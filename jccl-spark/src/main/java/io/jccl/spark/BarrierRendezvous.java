@@ -182,6 +182,9 @@ public final class BarrierRendezvous {
             }
         }, "jccl-spark-connect-" + rank);
         worker.setDaemon(true);
+        // the set-up's deadline counts from here, once every task has joined: the first round waits for the stage's
+        // last task as long as Spark lets it (a late task, a cold executor), which no set-up should be failed for
+        long connecting = System.nanoTime();
         worker.start();
         String failure = null;
         int[] rounds = {0};
@@ -204,7 +207,7 @@ public final class BarrierRendezvous {
                 return disagreement(rank, view, views, hosts);
             };
             failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe), viewCheck,
-                    rounds, started, timeout);
+                    rounds, connecting, timeout);
         } catch (RuntimeException | Error e) {
             deleteQuietly(probe);
             abandon(worker, result);
@@ -330,8 +333,8 @@ public final class BarrierRendezvous {
     /**
      * Rounds of the keys each rank's transport set-up published, until no rank is still connecting. Returns null
      * when every rank connected, else the reasons of the ranks that failed. A set-up still running past
-     * {@code startedNanos} plus {@code connectTimeout} and {@link #SETUP_MARGIN_MILLIS} is failed, so that every
-     * rank fails in the next round.
+     * {@code startedNanos} (when it started, after the first round) plus {@code connectTimeout} and
+     * {@link #SETUP_MARGIN_MILLIS} is failed, so that every rank fails in the next round.
      */
     static String runRounds(AllGather gather, String identity, int rank, int world, GatherStore store,
                             CompletableFuture<Transport> result, Runnable afterFirstRound,
