@@ -43,9 +43,10 @@ public final class TrafficCounters {
     }
 
     /**
-     * As {@link #add}, for the pipeline: only from the call whose turn it is in this counters' communicator (calls of
-     * the communicator's sequence, on the thread that runs them, including their subgroups on that thread), never
-     * from any other thread at the same time.
+     * As {@link #add}, for the library's pipeline alone (a program must use {@link #add}: it cannot hold a
+     * communicator's turn, and its adds would be lost): only from the call whose turn it is in this counters'
+     * communicator (calls of the communicator's sequence, on the thread that runs them, including their subgroups on
+     * that thread), never from any other thread at the same time.
      *
      * @param op the operation
      * @param c the counter
@@ -65,7 +66,9 @@ public final class TrafficCounters {
      */
     public long get(OpType op, Counter c) {
         int i = index(op, c);
-        return values.get(i) + (long) IN_TURN.getOpaque(inTurn, i) - inTurnBase.get(i);
+        // the base first: an in-turn value read after it is at least the base a reset took, so no read goes negative
+        long base = inTurnBase.get(i);
+        return (long) IN_TURN.getOpaque(inTurn, i) - base + values.get(i);
     }
 
     /**

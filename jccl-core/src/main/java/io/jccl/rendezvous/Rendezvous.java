@@ -94,9 +94,9 @@ public final class Rendezvous {
             return new HybridTransport(rank, world, group, local, remote, hosts);
         } catch (RuntimeException | Error e) {
             if (local != null) {
-                local.close();
+                closeAfter(e, local::close);
             }
-            remote.close();
+            closeAfter(e, remote::close);
             throw e;
         }
     }
@@ -559,11 +559,11 @@ public final class Rendezvous {
             }
             failed = false;
             return comm;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             if (comm != null) {
-                comm.close(); // and its transport
+                closeAfter(e, comm::close); // and its transport
             } else if (transport != null) {
-                transport.close();
+                closeAfter(e, transport::close);
             }
             throw e;
         } finally {
@@ -577,6 +577,15 @@ public final class Rendezvous {
                     server.close();
                 }
             }
+        }
+    }
+
+    /** Closes {@code what} after {@code failure}, whose reason stays the one thrown: a failure to close is added to it. */
+    private static void closeAfter(Throwable failure, Runnable what) {
+        try {
+            what.run();
+        } catch (RuntimeException | Error e) {
+            failure.addSuppressed(e);
         }
     }
 }

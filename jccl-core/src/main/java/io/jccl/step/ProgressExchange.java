@@ -200,8 +200,11 @@ public final class ProgressExchange {
                 }
                 String why = drain(world, m, recorder);
                 long[] a = answers.get(m);
-                if (a == null || a[1] != comm) {
-                    answers.set(m, null);
+                if (a != null && a[1] != comm) { // not this question's (its id is): dropped, unless one came since
+                    answers.compareAndSet(m, a, null);
+                    a = null;
+                }
+                if (a == null) {
                     if (why != null) {
                         gone[m] = why;
                     } else {

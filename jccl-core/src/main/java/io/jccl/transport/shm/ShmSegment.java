@@ -103,8 +103,15 @@ final class ShmSegment {
                 }
                 ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                         StandardOpenOption.WRITE);
-                if (ch.tryLock(0, 1, false) == null) {
-                    ch.close();
+                java.nio.channels.FileLock held;
+                try {
+                    held = ch.tryLock(0, 1, false);
+                } catch (java.nio.channels.OverlappingFileLockException e) { // this JVM holds it, by another path
+                    closeQuietly(ch);
+                    throw ownedByALiveRank(rank, file, "this process");
+                }
+                if (held == null) {
+                    closeQuietly(ch);
                     throw ownedByALiveRank(rank, file, "another process (it holds the segment's owner's lock)");
                 }
                 OWNED.put(key(file), ch);
@@ -123,6 +130,14 @@ final class ShmSegment {
             LOG.warn("rank {}: cannot lock its shared-memory segment {} ({}); its peers judge its liveness by its pid, "
                     + "which fails across pid namespaces", rank, file, e.toString());
             return null;
+        }
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // it held no lock: nothing is lost
         }
     }
 
