@@ -174,9 +174,9 @@ public final class Bench {
         CollectiveOptions opts = CollectiveOptions.DEFAULT.withAlgorithm(
                 Algorithm.available(op).contains(algorithm) ? algorithm : Algorithm.AUTO);
         // CPU of the whole process (caller, transport readers, GC, JIT): a transport that moves work off the calling
-        // thread must not look cheaper for it; ranks that are threads share one process, so their CPU is split
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        // thread must not look cheaper for it; ranks that are threads share one process, so their CPU is split. Only
+        // rank 0's is reported, and only rank 0 reads it
+        java.util.function.LongSupplier cpuClock = ProcessCpu.clock();
         int sharing = comm.transportName().equals("local") ? n : 1;
         // warm the JIT on the whole path before the first measured size, so that it is not charged to it: C2
         // compiles a method after about 10,000 calls, and a native peer needs no warm-up. On every measured size up
@@ -223,7 +223,7 @@ public final class Bench {
         // first met in the first row was compiled during it, on the core of a rank bound to one (1.2-1.5 us against
         // 0.45-0.6 in 2 of 5 runs; docs/performance.md)
         for (int calls = 0, k = 0; calls < Math.max(100, (int) (20_000 * scale)); k = (k + 1) % warm.size()) {
-            measure(comm, op, warmOpts.get(k), warm.get(k), 0, os);
+            measure(comm, op, warmOpts.get(k), warm.get(k), 0, cpuClock, sharing);
             agree(comm, warm.get(k).times, new long[1]);
             calls += warm.get(k).times.length;
         }
@@ -234,7 +234,7 @@ public final class Bench {
         for (int pass = 0; pass < QUIET_PASSES && timesJit; pass++) {
             long before = jit.getTotalCompilationTime();
             for (int k = 0; k < warm.size(); k++) {
-                measure(comm, op, warmOpts.get(k), warm.get(k), 0, os);
+                measure(comm, op, warmOpts.get(k), warm.get(k), 0, cpuClock, sharing);
             }
             long[] compiled = {jit.getTotalCompilationTime() != before ? 1 : 0};
             comm.allReduce(Tensor.of(compiled), ReduceOp.MAX);
@@ -246,7 +246,7 @@ public final class Bench {
             int count = rowCount(op, bytes, n);
             int[] it = iterations(4L * count, scale);
             Sample row = new Sample(comm, count, it[1], reg, inPlace);
-            long cpu = measure(comm, op, opts, row, it[0], os);
+            long cpu = measure(comm, op, opts, row, it[0], cpuClock, sharing);
             float[] a = row.a;
             float[] b = row.b;
             Tensor shared = row.shared;
@@ -365,30 +365,42 @@ public final class Bench {
     }
 
     /**
-     * The measuring loop of one size: {@code warm} untimed iterations, then {@code s.times.length} timed ones (and
-     * as many in place where {@code s.ia} is given), each: the input refilled, the CPU clock, barrier, the call, the
-     * CPU clock. Returns the CPU time of the timed calls and the barriers before them (not of the refill). The
-     * warm-up runs this same loop, so that the JIT has compiled all of it before the first row.
+     * The measuring loops of one size: {@code warm} untimed iterations, then {@code s.times.length} timed ones, each:
+     * the input refilled, barrier, the call; then, where {@code s.ia} is given, the same for the call in place
+     * (its own loop: the two do not share the caches). Returns the CPU time of this process ({@code cpuClock}) over
+     * the timed calls of the first loop and the barriers before them: the clock is read before the first timed
+     * iteration and after the last, never inside one (a reading of every thread's count takes longer than a small
+     * call), and the refills are taken out, by the calling thread's own CPU clock times {@code refillers} (the ranks
+     * that are threads of this process refill alike). The warm-up runs these same loops, so that the JIT has
+     * compiled all of them before the first row.
      */
     private static long measure(Communicator comm, OpType op, CollectiveOptions opts, Sample s, int warm,
-                                com.sun.management.OperatingSystemMXBean os) {
-        long cpu = 0;
+                                java.util.function.LongSupplier cpuClock, int refillers) {
         int r = comm.rank();
+        java.lang.management.ThreadMXBean thread = java.lang.management.ManagementFactory.getThreadMXBean();
+        boolean counting = r == 0 && s.times.length > 0;
+        long cpu0 = 0;
+        long refill = 0;
         for (int i = -warm; i < s.times.length; i++) {
+            if (i == 0 && counting) {
+                cpu0 = cpuClock.getAsLong();
+            }
+            long f0 = i >= 0 && counting ? thread.getCurrentThreadCpuTime() : 0;
             Arrays.fill(s.a, r + 1);
             if (s.shared != null) {
                 copy(s.a, s.shared, true);
             }
-            // the CPU clock is a system call: read before the barrier, not between it and the timed call, whose
-            // first microsecond it would slow (a kernel entry leaves the caches and TLB cold)
-            long c0 = os.getProcessCpuTime();
+            if (i >= 0 && counting) {
+                refill += thread.getCurrentThreadCpuTime() - f0;
+            }
             long nanos = timed(comm, op, opts, s.a, s.b, s.block, s.shared, s.sharedOut);
-            long c1 = os.getProcessCpuTime();
             if (i >= 0) {
                 s.times[i] = nanos / 1e3;
-                cpu += c1 - c0;
             }
-            if (s.ia != null) {
+        }
+        long cpu = counting ? Math.max(0, cpuClock.getAsLong() - cpu0 - refill * refillers) : 0;
+        if (s.ia != null) {
+            for (int i = -warm; i < s.inTimes.length; i++) {
                 // allgather and reduce_scatter also in place, as NCCL defines it: the input is this rank's block of
                 // the output (allgather), the output this rank's block of the input (reduce_scatter)
                 Arrays.fill(s.ia, op == OpType.ALL_GATHER ? 0 : r + 1);

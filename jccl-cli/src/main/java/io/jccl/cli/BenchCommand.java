@@ -43,7 +43,7 @@ import java.util.concurrent.TimeUnit;
                 + "ranks, median over iterations (iterations scale with size). allreduce, broadcast and reduce work in "
                 + "place (jccl's buffer is both input and output); allgather and reduce_scatter are timed out of place "
                 + "(time) and in place (inplace: the input is this rank's block of the output, or the output this "
-                + "rank's block of the input); cpu is the CPU time per call of rank 0's process, all its threads (transport readers, GC and JIT too; with threads, the process's divided by the ranks). With --compare gloo,mpi, torch's "
+                + "rank's block of the input); cpu is the CPU time per call of rank 0's process, all its threads (transport readers, GC and JIT too; with threads, the process's divided by the ranks), the barrier before each call included (Linux: from the scheduler's nanosecond counts; elsewhere in clock ticks). With --compare gloo,mpi, torch's "
                 + "gloo and Open MPI run the same sizes in the same session and each row shows their time and the "
                 + "ratio. With --algorithms auto and others, each collective's table ends with AUTO's time over the "
                 + "fastest explicit row's at each size.",
