@@ -16,11 +16,15 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The measuring loop, run by every rank (nccl-tests' method, the peers' "iso" variant): warm-up (the same loop, on
- * every measured size up to 64 KiB, then passes of it until no rank's JIT compiles anything), then for each
- * timed iteration a barrier, the clock, one collective, the clock; the per-iteration time is the maximum over ranks
- * (one allreduce MAX of all iterations at the end), and a size's time is the median over iterations. Float32,
- * SUM. The last iteration's result is checked exactly (#wrong).
+ * The measuring loop, run by every rank (a barrier before each call, as OSU's and the peers' harnesses; nccl-tests
+ * times calls back to back): warm-up (the same loop, on every measured size up to 64 KiB, then passes of it until
+ * no rank's JIT compiles anything), then for each timed iteration a barrier, the clock, one collective, the clock;
+ * the per-iteration time is the maximum over ranks (one allreduce MAX of all iterations at the end), and a size's
+ * time is the median over iterations. Float32, SUM. Every timed call's result is checked exactly, outside the
+ * timing (#wrong: the wrong elements of all of them): each rank's input differs by rank and element ({@link #input},
+ * small integers whose sums float32 holds exactly in any order), and an output that is not also the input is filled
+ * with NaN before each call, so that a block in the wrong place, or a call that returned before it wrote its
+ * output, counts.
  */
 public final class Bench {
     private Bench() {
@@ -256,16 +260,9 @@ public final class Bench {
             double[] times = row.times;
             double[] inTimes = row.inTimes;
             double cpuSeconds = cpu / 1e9 / it[1] / sharing;
-            if (shared != null) {
-                copy(a, shared, false);
-                copy(b, sharedOut, false);
-            }
-            long wrong = check(comm, op, a, b, block);
+            long wrong = row.wrong;
             double inPlaceMedian = Double.NaN;
             if (inPlace) {
-                float[] result = op == OpType.ALL_GATHER ? ia : Arrays.copyOfRange(ia, comm.rank() * block,
-                        (comm.rank() + 1) * block);
-                wrong += check(comm, op, a, result, block);
                 comm.allReduce(Tensor.of(inTimes), ReduceOp.MAX);
                 inPlaceMedian = median(inTimes);
             }
@@ -351,8 +348,16 @@ public final class Bench {
         final int block;
         final double[] times;
         final double[] inTimes;
+        /** This rank's input ({@link #input}), copied into {@link #a} before each call. */
+        final float[] input;
+        /** Wrong elements of the timed calls' results, this rank's. */
+        long wrong;
 
         Sample(Communicator comm, int count, int iterations, boolean registered, boolean inPlace) {
+            input = new float[count];
+            for (int i = 0; i < count; i++) {
+                input[i] = input(comm.rank(), i);
+            }
             a = new float[count];
             b = new float[count];
             ia = inPlace ? new float[count] : null;
@@ -366,12 +371,13 @@ public final class Bench {
 
     /**
      * The measuring loops of one size: {@code warm} untimed iterations, then {@code s.times.length} timed ones, each:
-     * the input refilled, barrier, the call; then, where {@code s.ia} is given, the same for the call in place
-     * (its own loop: the two do not share the caches). Returns the CPU time of this process ({@code cpuClock}) over
-     * the timed calls of the first loop and the barriers before them: the clock is read before the first timed
-     * iteration and after the last, never inside one (a reading of every thread's count takes longer than a small
-     * call), and the refills are taken out, by the calling thread's own CPU clock times {@code refillers} (the ranks
-     * that are threads of this process refill alike). The warm-up runs these same loops, so that the JIT has
+     * the input refilled (and the output filled with NaN), barrier, the call, and the result checked into
+     * {@code s.wrong}; then, where {@code s.ia} is given, the same for the call in place (its own loop: the two do not
+     * share the caches). Returns the CPU time of this process ({@code cpuClock}) over the timed calls of the first
+     * loop and the barriers before them: the clock is read before the first timed iteration and after the last,
+     * never inside one (a reading of every thread's count takes longer than a small call), and the refills and
+     * checks are taken out, by the calling thread's own CPU clock times {@code refillers} (the ranks that are threads
+     * of this process do them alike). The warm-up runs these same loops, so that the JIT has
      * compiled all of them before the first row.
      */
     private static long measure(Communicator comm, OpType op, CollectiveOptions opts, Sample s, int warm,
@@ -386,9 +392,15 @@ public final class Bench {
                 cpu0 = cpuClock.getAsLong();
             }
             long f0 = i >= 0 && counting ? thread.getCurrentThreadCpuTime() : 0;
-            Arrays.fill(s.a, r + 1);
+            System.arraycopy(s.input, 0, s.a, 0, s.a.length);
+            if (separateOutput(op)) {
+                Arrays.fill(s.b, Float.NaN);
+            }
             if (s.shared != null) {
                 copy(s.a, s.shared, true);
+                if (separateOutput(op)) {
+                    copy(s.b, s.sharedOut, true);
+                }
             }
             if (i >= 0 && counting) {
                 refill += thread.getCurrentThreadCpuTime() - f0;
@@ -396,15 +408,31 @@ public final class Bench {
             long nanos = timed(comm, op, opts, s.a, s.b, s.block, s.shared, s.sharedOut);
             if (i >= 0) {
                 s.times[i] = nanos / 1e3;
+                long g0 = counting ? thread.getCurrentThreadCpuTime() : 0;
+                if (s.shared != null) {
+                    copy(s.a, s.shared, false);
+                    if (separateOutput(op)) {
+                        copy(s.b, s.sharedOut, false);
+                    }
+                }
+                s.wrong += check(comm, op, s.a, s.b, s.block);
+                if (counting) {
+                    refill += thread.getCurrentThreadCpuTime() - g0;
+                }
             }
         }
         long cpu = counting ? Math.max(0, cpuClock.getAsLong() - cpu0 - refill * refillers) : 0;
         if (s.ia != null) {
             for (int i = -warm; i < s.inTimes.length; i++) {
                 // allgather and reduce_scatter also in place, as NCCL defines it: the input is this rank's block of
-                // the output (allgather), the output this rank's block of the input (reduce_scatter)
-                Arrays.fill(s.ia, op == OpType.ALL_GATHER ? 0 : r + 1);
-                Arrays.fill(s.ia, r * s.block, (r + 1) * s.block, r + 1);
+                // the output (allgather; the others' blocks NaN until written), the output this rank's block of the
+                // input (reduce_scatter)
+                if (op == OpType.ALL_GATHER) {
+                    Arrays.fill(s.ia, Float.NaN);
+                    System.arraycopy(s.input, 0, s.ia, r * s.block, s.block);
+                } else {
+                    System.arraycopy(s.input, 0, s.ia, 0, s.ia.length);
+                }
                 comm.barrier();
                 long t2 = System.nanoTime();
                 if (op == OpType.ALL_GATHER) {
@@ -415,6 +443,8 @@ public final class Bench {
                 long t3 = System.nanoTime();
                 if (i >= 0) {
                     s.inTimes[i] = (t3 - t2) / 1e3;
+                    s.wrong += check(comm, op, s.a, op == OpType.ALL_GATHER ? s.ia
+                            : Arrays.copyOfRange(s.ia, r * s.block, (r + 1) * s.block), s.block);
                 }
             }
         }
@@ -606,38 +636,57 @@ public final class Bench {
         return Tensor.of(b, t.dtype());
     }
 
-    /** Elements of this rank's last result that are not exactly what the inputs (rank + 1 everywhere) imply. */
-    private static long check(Communicator comm, OpType op, float[] a, float[] b, int block) {
+    /** Rank {@code r}'s input at element {@code i}: (r + 1)(1 + i mod 251), exact, as every sum of them to 365 ranks. */
+    static float input(int r, int i) {
+        return (r + 1) * (float) (1 + i % 251);
+    }
+
+    /** The sum over {@code n} ranks of {@link #input} at element {@code i}. */
+    private static float sum(int n, int i) {
+        return (1 + i % 251) * (n * (n + 1) / 2f);
+    }
+
+    /** Whether {@code op}'s output is another buffer than its input (filled with NaN before each call). */
+    private static boolean separateOutput(OpType op) {
+        return op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER || op == OpType.ALL_TO_ALL;
+    }
+
+    /** Elements of this rank's result that are not exactly what the inputs ({@link #input}) imply. */
+    static long check(Communicator comm, OpType op, float[] a, float[] b, int block) {
         int n = comm.size();
+        int r = comm.rank();
         long wrong = 0;
-        float sum = n * (n + 1) / 2f;
         switch (op) {
             case ALL_REDUCE:
-                for (float v : a) {
-                    wrong += v == sum ? 0 : 1;
+                for (int i = 0; i < a.length; i++) {
+                    wrong += a[i] == sum(n, i) ? 0 : 1;
                 }
                 break;
             case REDUCE:
-                if (comm.rank() == 0) {
-                    for (float v : a) {
-                        wrong += v == sum ? 0 : 1;
+                if (r == 0) {
+                    for (int i = 0; i < a.length; i++) {
+                        wrong += a[i] == sum(n, i) ? 0 : 1;
                     }
                 }
                 break;
             case BROADCAST:
-                for (float v : a) {
-                    wrong += v == 1 ? 0 : 1;
+                for (int i = 0; i < a.length; i++) {
+                    wrong += a[i] == input(0, i) ? 0 : 1;
                 }
                 break;
             case ALL_GATHER:
+                for (int i = 0; i < n * block; i++) {
+                    wrong += b[i] == input(i / block, i % block) ? 0 : 1;
+                }
+                break;
             case ALL_TO_ALL:
                 for (int i = 0; i < n * block; i++) {
-                    wrong += b[i] == i / block + 1 ? 0 : 1;
+                    wrong += b[i] == input(i / block, r * block + i % block) ? 0 : 1;
                 }
                 break;
             case REDUCE_SCATTER:
                 for (int i = 0; i < block; i++) {
-                    wrong += b[i] == sum ? 0 : 1;
+                    wrong += b[i] == sum(n, r * block + i) ? 0 : 1;
                 }
                 break;
             default:

@@ -16,6 +16,45 @@ class BenchTest {
         return new Bench.Row(OpType.ALL_GATHER, algorithm, bytes, bytes / 4, 2, us, wrong, us * 1e-6, inPlace);
     }
 
+    /**
+     * The check of #wrong sees a block in the wrong place and an output never written (NaN), which inputs of rank + 1
+     * everywhere and outputs left from the call before did not: every block of a rank was the same, and the last
+     * call's correct output stood in for one a call failed to write.
+     */
+    @Test
+    void theCheckSeesABlockInTheWrongPlaceAndAnOutputNeverWritten() {
+        List<long[]> counts = io.jccl.Jccl.runThreads(3, comm -> {
+            int n = 3;
+            int block = 4;
+            int r = comm.rank();
+            float[] gathered = new float[n * block];
+            float[] exchanged = new float[n * block];
+            float[] reduced = new float[n * block];
+            for (int i = 0; i < n * block; i++) {
+                gathered[i] = Bench.input(i / block, i % block);
+                exchanged[i] = Bench.input(i / block, r * block + i % block);
+                reduced[i] = 6 * (1 + i % 251); // the sum of (r + 1)(1 + i mod 251) over 3 ranks
+            }
+            long[] right = {Bench.check(comm, OpType.ALL_GATHER, null, gathered, block),
+                Bench.check(comm, OpType.ALL_TO_ALL, null, exchanged, block),
+                Bench.check(comm, OpType.ALL_REDUCE, reduced, null, block)};
+            float[] swapped = gathered.clone(); // blocks 0 and 1 in each other's place
+            System.arraycopy(gathered, block, swapped, 0, block);
+            System.arraycopy(gathered, 0, swapped, block, block);
+            float[] shifted = reduced.clone(); // the sum of one element off
+            System.arraycopy(reduced, 1, shifted, 0, shifted.length - 1);
+            float[] unwritten = exchanged.clone();
+            java.util.Arrays.fill(unwritten, 2 * block, 3 * block, Float.NaN);
+            long[] wrong = {Bench.check(comm, OpType.ALL_GATHER, null, swapped, block),
+                Bench.check(comm, OpType.ALL_REDUCE, shifted, null, block),
+                Bench.check(comm, OpType.ALL_TO_ALL, null, unwritten, block)};
+            return new long[] {right[0], right[1], right[2], wrong[0], wrong[1], wrong[2]};
+        });
+        for (long[] c : counts) {
+            assertArrayEquals(new long[] {0, 0, 0, 8, 11, 4}, c);
+        }
+    }
+
     @Test
     void runsShouldBeCombinedSizeBySizeAsTheMedianOfTheirMedians() {
         List<Bench.Row> combined = Bench.medianOfRuns(List.of(
