@@ -331,6 +331,10 @@ public final class BenchCommand implements Callable<Integer> {
                 out.printf("# %s: AUTO's time over the fastest explicit row's, by size%n", Bench.label(op));
                 against.forEach(out::println);
             }
+            if (op == OpType.REDUCE_SCATTER && peerNames.contains("gloo")) { // gloo_bench.py's method field
+                out.println("# gloo's reduce_scatter: all_to_all_single and a sum on each rank (torch 1.13's gloo "
+                        + "backend has none)");
+            }
         }
         if (latePeer > 0) {
             progress.update(stepsDone, stepsTotal, "late peer");

@@ -51,6 +51,7 @@ def worker(local, n, master, op, scale, sizes, out, first):
         b = torch.empty(count)
         warm, iters = iterations(4 * count, scale)
         times = torch.zeros(iters, dtype=torch.float64)
+        outs = list(b.split(block))  # all_gather's output list, made once: not timed
         for i in range(-warm, iters):
             dist.barrier()
             t0 = time.perf_counter()
@@ -61,7 +62,7 @@ def worker(local, n, master, op, scale, sizes, out, first):
             elif op == "reduce":
                 dist.reduce(a, 0)
             elif op == "all_gather":
-                dist.all_gather(list(b.split(block)), a[:block])
+                dist.all_gather(outs, a[:block])
             elif op == "all_to_all":
                 dist.all_to_all_single(b, a)
             elif op == "reduce_scatter":
