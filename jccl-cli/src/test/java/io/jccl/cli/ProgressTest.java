@@ -148,6 +148,16 @@ class ProgressTest {
         assertEquals("threads", report.get("transport").asText());
     }
 
+    /** Rows checked against the Java model are counted apart: they check jccl against its own reduction code. */
+    @Test
+    void verifySaysHowManyRowsItComparedWithTheJavaModelRatherThanGloo() {
+        Cli r = Cli.run("verify", "--primitive", "all_reduce", "--dtype", "float32", "--op", "sum", "--count", "9",
+                "--world", "2", "--reference", "java");
+        assertEquals(0, r.status, r.both());
+        assertTrue(r.out.contains("0 of them compared with gloo, 1 with the Java model (a check of jccl against its "
+                + "own reduction code, not against gloo)"), r.out);
+    }
+
     @Test
     void trainPrintsAStepPerTrainingRunAndTheFileItWrote(@TempDir Path dir) throws Exception {
         Path png = dir.resolve("loss.png");
