@@ -240,6 +240,12 @@ public final class BenchCommand implements Callable<Integer> {
         List<String> peerNames = compare == null ? List.of() : compare;
         for (String peer : peerNames) {
             peers.put(peer, new LinkedHashMap<>());
+            // the peers' conditions are theirs, not jccl's: said, so that a ratio is read with them
+            out.println(peer.equals("mpi") ? "# Open MPI: " + ranks + " processes under mpirun on this host (its "
+                    + "shared memory), same sizes and method (mpi_bench.c)"
+                    : "# gloo: torch.distributed's gloo backend, called from Python, " + (bed != null ? hosts
+                    * ranksPerHost + " processes over the bed's links" : ranks + " processes over TCP loopback")
+                    + ", same sizes and method (gloo_bench.py)");
         }
         Map<OpType, java.util.Set<Algorithm>> plan = new LinkedHashMap<>();
         for (OpType op : opTypes) {
