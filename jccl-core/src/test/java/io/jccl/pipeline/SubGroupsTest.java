@@ -26,6 +26,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SubGroupsTest {
+    /** A thread per task: the common pool may run one task at a time (2 cores, JDK 25), and these must overlap. */
+    private static final java.util.concurrent.Executor THREAD = r -> {
+        Thread t = new Thread(r, "split");
+        t.setDaemon(true);
+        t.start();
+    };
+
 
     /**
      * Sub-groups of a parent of one rank whose allGather (which a split makes with {color, key}) first runs
@@ -67,9 +74,9 @@ class SubGroupsTest {
             }
         });
         try {
-            CompletableFuture<Communicator> first = CompletableFuture.supplyAsync(() -> groups.split(0, 0));
+            CompletableFuture<Communicator> first = CompletableFuture.supplyAsync(() -> groups.split(0, 0), THREAD);
             assertTrue(firstEntered.await(10, TimeUnit.SECONDS));
-            CompletableFuture<Communicator> second = CompletableFuture.supplyAsync(() -> groups.split(1, 0))
+            CompletableFuture<Communicator> second = CompletableFuture.supplyAsync(() -> groups.split(1, 0), THREAD)
                     .whenComplete((c, e) -> secondDone.countDown());
             Communicator a = first.get(10, TimeUnit.SECONDS);
             Communicator b = second.get(10, TimeUnit.SECONDS);
