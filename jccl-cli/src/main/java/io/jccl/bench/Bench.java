@@ -371,12 +371,12 @@ public final class Bench {
 
     /**
      * The measuring loops of one size: {@code warm} untimed iterations, then {@code s.times.length} timed ones, each:
-     * the input refilled (and the output filled with NaN), barrier, the call, and the result checked into
-     * {@code s.wrong}; then, where {@code s.ia} is given, the same for the call in place (its own loop: the two do not
+     * the input refilled (and the output filled with NaN), barrier, the call, and (timed iterations) a barrier and
+     * the result checked into {@code s.wrong}; then, where {@code s.ia} is given, the same for the call in place (its own loop: the two do not
      * share the caches). Returns the CPU time of this process ({@code cpuClock}) over the timed calls of the first
      * loop and the barriers before them: the clock is read before the first timed iteration and after the last,
      * never inside one (a reading of every thread's count takes longer than a small call), and the refills and
-     * checks are taken out, by the calling thread's own CPU clock times {@code refillers} (the ranks that are threads
+     * the checks with their barriers are taken out, by the calling thread's own CPU clock times {@code refillers} (the ranks that are threads
      * of this process do them alike). The warm-up runs these same loops, so that the JIT has
      * compiled all of them before the first row.
      */
@@ -409,6 +409,9 @@ public final class Bench {
             if (i >= 0) {
                 s.times[i] = nanos / 1e3;
                 long g0 = counting ? thread.getCurrentThreadCpuTime() : 0;
+                // every rank out of the call before any checks or refills: on ranks that outnumber the cores, that
+                // work took its time from the ranks still in the call, and their time is the one measured
+                comm.barrier();
                 if (s.shared != null) {
                     copy(s.a, s.shared, false);
                     if (separateOutput(op)) {
@@ -443,6 +446,7 @@ public final class Bench {
                 long t3 = System.nanoTime();
                 if (i >= 0) {
                     s.inTimes[i] = (t3 - t2) / 1e3;
+                    comm.barrier(); // as above
                     s.wrong += check(comm, op, s.a, op == OpType.ALL_GATHER ? s.ia
                             : Arrays.copyOfRange(s.ia, r * s.block, (r + 1) * s.block), s.block);
                 }
@@ -641,56 +645,58 @@ public final class Bench {
         return (r + 1) * (float) (1 + i % 251);
     }
 
-    /** The sum over {@code n} ranks of {@link #input} at element {@code i}. */
-    private static float sum(int n, int i) {
-        return (1 + i % 251) * (n * (n + 1) / 2f);
-    }
-
     /** Whether {@code op}'s output is another buffer than its input (filled with NaN before each call). */
     private static boolean separateOutput(OpType op) {
         return op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER || op == OpType.ALL_TO_ALL;
     }
 
-    /** Elements of this rank's result that are not exactly what the inputs ({@link #input}) imply. */
+    /**
+     * Elements of this rank's result that are not exactly what the inputs ({@link #input}) imply. Without a division
+     * per element ({@code i mod 251} is stepped): a check as slow as the call it checks, on ranks that outnumber the
+     * cores, took their time from the ranks still in the call.
+     */
     static long check(Communicator comm, OpType op, float[] a, float[] b, int block) {
         int n = comm.size();
         int r = comm.rank();
-        long wrong = 0;
+        float ranks = n * (n + 1) / 2f; // the sum over the ranks of (r + 1)
         switch (op) {
             case ALL_REDUCE:
-                for (int i = 0; i < a.length; i++) {
-                    wrong += a[i] == sum(n, i) ? 0 : 1;
-                }
-                break;
+                return countWrong(a, 0, a.length, 0, ranks);
             case REDUCE:
-                if (r == 0) {
-                    for (int i = 0; i < a.length; i++) {
-                        wrong += a[i] == sum(n, i) ? 0 : 1;
-                    }
-                }
-                break;
+                return r == 0 ? countWrong(a, 0, a.length, 0, ranks) : 0;
             case BROADCAST:
-                for (int i = 0; i < a.length; i++) {
-                    wrong += a[i] == input(0, i) ? 0 : 1;
+                return countWrong(a, 0, a.length, 0, 1);
+            case ALL_GATHER: { // block j is rank j's first block
+                long wrong = 0;
+                for (int j = 0; j < n; j++) {
+                    wrong += countWrong(b, j * block, block, 0, j + 1);
                 }
-                break;
-            case ALL_GATHER:
-                for (int i = 0; i < n * block; i++) {
-                    wrong += b[i] == input(i / block, i % block) ? 0 : 1;
+                return wrong;
+            }
+            case ALL_TO_ALL: { // block j is rank j's block r
+                long wrong = 0;
+                for (int j = 0; j < n; j++) {
+                    wrong += countWrong(b, j * block, block, (int) ((long) r * block % 251), j + 1);
                 }
-                break;
-            case ALL_TO_ALL:
-                for (int i = 0; i < n * block; i++) {
-                    wrong += b[i] == input(i / block, r * block + i % block) ? 0 : 1;
-                }
-                break;
+                return wrong;
+            }
             case REDUCE_SCATTER:
-                for (int i = 0; i < block; i++) {
-                    wrong += b[i] == sum(n, r * block + i) ? 0 : 1;
-                }
-                break;
+                return countWrong(b, 0, block, (int) ((long) r * block % 251), ranks);
             default:
                 throw new AssertionError(op);
+        }
+    }
+
+    /**
+     * Elements of {@code x[from, from + count)} other than {@code scale} (1 + k), k stepping from {@code k0} through
+     * 0..250: {@link #input}'s pattern, times a rank's {@code r + 1} or the sum of them.
+     */
+    private static long countWrong(float[] x, int from, int count, int k0, float scale) {
+        long wrong = 0;
+        int k = k0;
+        for (int i = from; i < from + count; i++) {
+            wrong += x[i] == scale * (1 + k) ? 0 : 1;
+            k = k == 250 ? 0 : k + 1;
         }
         return wrong;
     }
