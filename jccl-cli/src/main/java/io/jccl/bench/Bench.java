@@ -180,7 +180,7 @@ public final class Bench {
         // CPU of the whole process (caller, transport readers, GC, JIT): a transport that moves work off the calling
         // thread must not look cheaper for it; ranks that are threads share one process, so their CPU is split. Only
         // rank 0's is reported, and only rank 0 reads it
-        java.util.function.LongSupplier cpuClock = ProcessCpu.clock();
+        ProcessCpu cpuClock = new ProcessCpu();
         int sharing = comm.transportName().equals("local") ? n : 1;
         // warm the JIT on the whole path before the first measured size, so that it is not charged to it: C2
         // compiles a method after about 10,000 calls, and a native peer needs no warm-up. On every measured size up
@@ -227,7 +227,7 @@ public final class Bench {
         // first met in the first row was compiled during it, on the core of a rank bound to one (1.2-1.5 us against
         // 0.45-0.6 in 2 of 5 runs; docs/performance.md)
         for (int calls = 0, k = 0; calls < Math.max(100, (int) (20_000 * scale)); k = (k + 1) % warm.size()) {
-            measure(comm, op, warmOpts.get(k), warm.get(k), 0, cpuClock, sharing);
+            measure(comm, op, warmOpts.get(k), warm.get(k), 0, cpuClock);
             agree(comm, warm.get(k).times, new long[1]);
             calls += warm.get(k).times.length;
         }
@@ -238,7 +238,7 @@ public final class Bench {
         for (int pass = 0; pass < QUIET_PASSES && timesJit; pass++) {
             long before = jit.getTotalCompilationTime();
             for (int k = 0; k < warm.size(); k++) {
-                measure(comm, op, warmOpts.get(k), warm.get(k), 0, cpuClock, sharing);
+                measure(comm, op, warmOpts.get(k), warm.get(k), 0, cpuClock);
             }
             long[] compiled = {jit.getTotalCompilationTime() != before ? 1 : 0};
             comm.allReduce(Tensor.of(compiled), ReduceOp.MAX);
@@ -250,7 +250,11 @@ public final class Bench {
             int count = rowCount(op, bytes, n);
             int[] it = iterations(4L * count, scale);
             Sample row = new Sample(comm, count, it[1], reg, inPlace);
-            long cpu = measure(comm, op, opts, row, it[0], cpuClock, sharing);
+            double cpu = measure(comm, op, opts, row, it[0], cpuClock);
+            long[] excluded = {row.excluded};
+            if (sharing > 1) { // ranks that are threads: every rank's refills and checks are this process's CPU
+                comm.allReduce(Tensor.of(excluded), ReduceOp.SUM);
+            }
             float[] a = row.a;
             float[] b = row.b;
             Tensor shared = row.shared;
@@ -259,7 +263,7 @@ public final class Bench {
             int block = row.block;
             double[] times = row.times;
             double[] inTimes = row.inTimes;
-            double cpuSeconds = cpu / 1e9 / it[1] / sharing;
+            double cpuSeconds = cpuPerCall(cpu, excluded[0], it[1], sharing);
             long wrong = row.wrong;
             double inPlaceMedian = Double.NaN;
             if (inPlace) {
@@ -352,6 +356,8 @@ public final class Bench {
         final float[] input;
         /** Wrong elements of the timed calls' results, this rank's. */
         long wrong;
+        /** This rank's thread's CPU in the timed iterations' refills, checks and the barriers before them. */
+        long excluded;
 
         Sample(Communicator comm, int count, int iterations, boolean registered, boolean inPlace) {
             input = new float[count];
@@ -380,35 +386,35 @@ public final class Bench {
      * of this process do them alike). The warm-up runs these same loops, so that the JIT has
      * compiled all of them before the first row.
      */
-    private static long measure(Communicator comm, OpType op, CollectiveOptions opts, Sample s, int warm,
-                                java.util.function.LongSupplier cpuClock, int refillers) {
+    private static double measure(Communicator comm, OpType op, CollectiveOptions opts, Sample s, int warm,
+                                  ProcessCpu cpuClock) {
         int r = comm.rank();
         java.lang.management.ThreadMXBean thread = java.lang.management.ManagementFactory.getThreadMXBean();
         boolean counting = r == 0 && s.times.length > 0;
-        long cpu0 = 0;
         long refill = 0;
+        int written = outputElements(op, s.block, comm.size());
         for (int i = -warm; i < s.times.length; i++) {
             if (i == 0 && counting) {
-                cpu0 = cpuClock.getAsLong();
+                cpuClock.start();
             }
-            long f0 = i >= 0 && counting ? thread.getCurrentThreadCpuTime() : 0;
+            long f0 = i >= 0 ? thread.getCurrentThreadCpuTime() : 0;
+            // the output the call writes NaN first, the input last: the input is the last thing written before the
+            // call, as before the check (a whole-buffer NaN fill after the input left the input colder)
+            Arrays.fill(s.b, 0, written, Float.NaN);
             System.arraycopy(s.input, 0, s.a, 0, s.a.length);
-            if (separateOutput(op)) {
-                Arrays.fill(s.b, Float.NaN);
-            }
             if (s.shared != null) {
                 copy(s.a, s.shared, true);
                 if (separateOutput(op)) {
                     copy(s.b, s.sharedOut, true);
                 }
             }
-            if (i >= 0 && counting) {
+            if (i >= 0) {
                 refill += thread.getCurrentThreadCpuTime() - f0;
             }
             long nanos = timed(comm, op, opts, s.a, s.b, s.block, s.shared, s.sharedOut);
             if (i >= 0) {
                 s.times[i] = nanos / 1e3;
-                long g0 = counting ? thread.getCurrentThreadCpuTime() : 0;
+                long g0 = thread.getCurrentThreadCpuTime();
                 // every rank out of the call before any checks or refills: on ranks that outnumber the cores, that
                 // work took its time from the ranks still in the call, and their time is the one measured
                 comm.barrier();
@@ -419,12 +425,11 @@ public final class Bench {
                     }
                 }
                 s.wrong += check(comm, op, s.a, s.b, s.block);
-                if (counting) {
-                    refill += thread.getCurrentThreadCpuTime() - g0;
-                }
+                refill += thread.getCurrentThreadCpuTime() - g0;
             }
         }
-        long cpu = counting ? Math.max(0, cpuClock.getAsLong() - cpu0 - refill * refillers) : 0;
+        double cpu = counting ? cpuClock.since() : Double.NaN;
+        s.excluded = refill;
         if (s.ia != null) {
             for (int i = -warm; i < s.inTimes.length; i++) {
                 // allgather and reduce_scatter also in place, as NCCL defines it: the input is this rank's block of
@@ -493,7 +498,9 @@ public final class Bench {
                 wrong += r.wrong;
             }
             Row f = first.get(i);
-            out.add(new Row(f.op, f.algorithm, f.bytes, f.count, f.world, median(t), wrong, median(cpu),
+            double[] resolved = Arrays.stream(cpu).filter(c -> !Double.isNaN(c)).toArray(); // NaN: under the clock
+            out.add(new Row(f.op, f.algorithm, f.bytes, f.count, f.world, median(t), wrong,
+                    resolved.length == 0 ? Double.NaN : median(resolved),
                     Double.isNaN(f.inPlaceUs) ? Double.NaN : median(inPlace), t));
         }
         return out;
@@ -648,6 +655,23 @@ public final class Bench {
     /** Whether {@code op}'s output is another buffer than its input (filled with NaN before each call). */
     private static boolean separateOutput(OpType op) {
         return op == OpType.ALL_GATHER || op == OpType.REDUCE_SCATTER || op == OpType.ALL_TO_ALL;
+    }
+
+    /** The elements of the output buffer that {@code op} writes (0: it writes its input). */
+    private static int outputElements(OpType op, int block, int n) {
+        return op == OpType.REDUCE_SCATTER ? block : separateOutput(op) ? n * block : 0;
+    }
+
+    /**
+     * CPU seconds per call of rank 0's process: {@code cpu} (the process's CPU nanoseconds over the timed loop,
+     * {@link ProcessCpu#since}; NaN where no clock resolves it, shown "-") less {@code excluded} (the harness's refills
+     * and checks), over {@code iterations} calls and the {@code sharing} ranks that are threads of it.
+     */
+    static double cpuPerCall(double cpu, long excluded, int iterations, int sharing) {
+        if (Double.isNaN(cpu) || iterations < 1) {
+            return Double.NaN;
+        }
+        return Math.max(0, cpu - excluded) / 1e9 / iterations / sharing;
     }
 
     /**

@@ -43,7 +43,7 @@ import java.util.concurrent.TimeUnit;
                 + "ranks, median over iterations (iterations scale with size). allreduce, broadcast and reduce work in "
                 + "place (jccl's buffer is both input and output); allgather and reduce_scatter are timed out of place "
                 + "(time) and in place (inplace: the input is this rank's block of the output, or the output this "
-                + "rank's block of the input); cpu is the CPU time per call of rank 0's process, all its threads (transport readers, GC and JIT too; with threads, the process's divided by the ranks), the barrier before each call included (Linux: from the scheduler's nanosecond counts; elsewhere in clock ticks). With --compare gloo,mpi, torch's "
+                + "rank's block of the input); cpu is the CPU time per call of rank 0's process, all its threads (transport readers, GC and JIT too; with threads, the process's divided by the ranks), the barrier before each call included, the harness's refills and checks not; '-' where the row took under 0.2 s of CPU, which the 10 ms clock cannot resolve. With --compare gloo,mpi, torch's "
                 + "gloo and Open MPI run the same sizes in the same session and each row shows their time and the "
                 + "ratio. With --algorithms auto and others, each collective's table ends with AUTO's time over the "
                 + "fastest explicit row's at each size.",
@@ -323,12 +323,13 @@ public final class BenchCommand implements Callable<Integer> {
                         double[] g = peers.get(name).get(Bench.label(op));
                         peer.append(String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs));
                     }
-                    out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %18s %12.2f %9.3f %9.3f %7d %9.1f %12s%s%n",
+                    out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %18s %12.2f %9.3f %9.3f %7d %9s %12s%s%n",
                             r.bytes, r.count,
                             "float", op == OpType.ALL_REDUCE || op == OpType.REDUCE
                                     || op == OpType.REDUCE_SCATTER ? "sum" : "-",
                             op == OpType.BROADCAST || op == OpType.REDUCE ? "0" : "-", r.algorithm, r.medianUs,
-                            r.algbw(), r.busbw(), r.wrong, r.cpuSecondsPerOp * 1e6, Double.isNaN(r.inPlaceUs) ? "-"
+                            r.algbw(), r.busbw(), r.wrong, Double.isNaN(r.cpuSecondsPerOp) ? "-"
+                                    : String.format(Locale.ROOT, "%.1f", r.cpuSecondsPerOp * 1e6), Double.isNaN(r.inPlaceUs) ? "-"
                                     : String.format(Locale.ROOT, "%.2f", r.inPlaceUs), peer);
                 }
             }
@@ -586,7 +587,9 @@ public final class BenchCommand implements Callable<Integer> {
                 n.put("algbw", r.algbw());
                 n.put("busbw", r.busbw());
                 n.put("wrong", r.wrong);
-                n.put("cpuSecondsPerOpRank0", r.cpuSecondsPerOp);
+                if (!Double.isNaN(r.cpuSecondsPerOp)) { // absent: under what the CPU clock resolves
+                    n.put("cpuSecondsPerOpRank0", r.cpuSecondsPerOp);
+                }
                 if (!Double.isNaN(r.inPlaceUs)) {
                     n.put("inPlaceTimeUs", r.inPlaceUs);
                 }

@@ -57,7 +57,7 @@ public final class BenchWorkerCommand implements Callable<Integer> {
                 ArrayNode arr = m.createArrayNode();
                 for (Bench.Row r : rows) {
                     arr.addObject().put("algorithm", r.algorithm).put("bytes", r.bytes).put("count", r.count)
-                            .put("timeUs", r.medianUs).put("wrong", r.wrong).put("cpu", r.cpuSecondsPerOp)
+                            .put("timeUs", r.medianUs).put("wrong", r.wrong).put("cpu", Double.isNaN(r.cpuSecondsPerOp) ? -1 : r.cpuSecondsPerOp)
                             .put("inPlaceUs", Double.isNaN(r.inPlaceUs) ? -1 : r.inPlaceUs);
                 }
                 m.writeValue(out.toFile(), arr);
@@ -70,7 +70,7 @@ public final class BenchWorkerCommand implements Callable<Integer> {
         List<Bench.Row> rows = new ArrayList<>();
         for (JsonNode n : new ObjectMapper().readTree(file.toFile())) {
             rows.add(new Bench.Row(op, n.get("algorithm").asText(), n.get("bytes").asLong(), n.get("count").asLong(),
-                    world, n.get("timeUs").asDouble(), n.get("wrong").asLong(), n.get("cpu").asDouble(),
+                    world, n.get("timeUs").asDouble(), n.get("wrong").asLong(), n.get("cpu").asDouble() < 0 ? Double.NaN : n.get("cpu").asDouble(),
                     n.get("inPlaceUs").asDouble() < 0 ? Double.NaN : n.get("inPlaceUs").asDouble()));
         }
         return rows;

@@ -102,10 +102,16 @@ public final class Report {
         out.printf(Locale.ROOT, "%d rows: %d identical, %d within bound, %d rejected by both, %d mismatch, %d error%n",
                 rows.size(), count(Verifier.Verdict.IDENTICAL), count(Verifier.Verdict.WITHIN_BOUND),
                 count(Verifier.Verdict.REJECTED), count(Verifier.Verdict.MISMATCH), count(Verifier.Verdict.ERROR));
-        long model = rows.stream().filter(r -> "java model".equals(r.reference)).count();
-        if (model > 0) { // without torch, or where torch rejects a case: jccl's own kernels, not gloo's results
-            out.printf(Locale.ROOT, "%d of them compared with gloo, %d with the Java model (a check of jccl against "
-                    + "its own reduction code, not against gloo)%n", rows.size() - model, model);
+        // without torch, or where torch rejects a case: jccl's own kernels, not gloo's results (rows compared: those
+        // with a result on both sides, not the rejected or failed ones)
+        long compared = rows.stream().filter(r -> r.verdict == Verifier.Verdict.IDENTICAL
+                || r.verdict == Verifier.Verdict.WITHIN_BOUND || r.verdict == Verifier.Verdict.MISMATCH).count();
+        long model = rows.stream().filter(r -> "java model".equals(r.reference) && (r.verdict
+                == Verifier.Verdict.IDENTICAL || r.verdict == Verifier.Verdict.WITHIN_BOUND
+                || r.verdict == Verifier.Verdict.MISMATCH)).count();
+        if (model > 0) {
+            out.printf(Locale.ROOT, "%d of the rows compared were compared with gloo, %d with the Java model (a check "
+                    + "of jccl against its own reduction code, not against gloo)%n", compared - model, model);
         }
         out.println();
         out.println("Per-rank byte counters over " + ranks.counters() + " (float32, one call each; T = tensor bytes, "

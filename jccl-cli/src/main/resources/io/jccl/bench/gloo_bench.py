@@ -51,7 +51,8 @@ def worker(local, n, master, op, scale, sizes, out, first):
         b = torch.empty(count)
         warm, iters = iterations(4 * count, scale)
         times = torch.zeros(iters, dtype=torch.float64)
-        outs = list(b.split(block))  # all_gather's output list, made once: not timed
+        # all_gather's output list, made once: not timed (block is 0 for the ops that take whole buffers)
+        outs = list(b.split(block)) if op == "all_gather" else None
         for i in range(-warm, iters):
             dist.barrier()
             t0 = time.perf_counter()

@@ -55,6 +55,22 @@ class BenchTest {
         }
     }
 
+    /**
+     * The cpu column: the harness's own work taken out, per call and per rank sharing the process, never negative;
+     * NaN (shown "-") where no clock resolved the row; the median of --rounds over the runs that had one.
+     */
+    @Test
+    void theCpuColumnShowsOnlyWhatAClockResolves() {
+        assertTrue(Double.isNaN(Bench.cpuPerCall(Double.NaN, 0, 300, 1)));
+        assertEquals(1e-3, Bench.cpuPerCall(400_000_000L, 200_000_000L, 100, 2), 1e-12); // (0.4 - 0.2) s / 100 / 2
+        assertEquals(0, Bench.cpuPerCall(300_000_000L, 400_000_000L, 10, 1), 0); // never negative
+        List<Bench.Row> combined = Bench.medianOfRuns(List.of(
+                List.of(new Bench.Row(OpType.ALL_REDUCE, "RING", 4, 1, 2, 1.0, 0, Double.NaN, Double.NaN)),
+                List.of(new Bench.Row(OpType.ALL_REDUCE, "RING", 4, 1, 2, 2.0, 0, 3e-6, Double.NaN)),
+                List.of(new Bench.Row(OpType.ALL_REDUCE, "RING", 4, 1, 2, 3.0, 0, Double.NaN, Double.NaN))));
+        assertEquals(3e-6, combined.get(0).cpuSecondsPerOp, 0); // the runs the clock resolved
+    }
+
     @Test
     void runsShouldBeCombinedSizeBySizeAsTheMedianOfTheirMedians() {
         List<Bench.Row> combined = Bench.medianOfRuns(List.of(

@@ -154,8 +154,8 @@ class ProgressTest {
         Cli r = Cli.run("verify", "--primitive", "all_reduce", "--dtype", "float32", "--op", "sum", "--count", "9",
                 "--world", "2", "--reference", "java");
         assertEquals(0, r.status, r.both());
-        assertTrue(r.out.contains("0 of them compared with gloo, 1 with the Java model (a check of jccl against its "
-                + "own reduction code, not against gloo)"), r.out);
+        assertTrue(r.out.contains("0 of the rows compared were compared with gloo, 1 with the Java model (a check of "
+                + "jccl against its own reduction code, not against gloo)"), r.out);
     }
 
     @Test
