@@ -48,6 +48,20 @@ public final class PipelineParallel implements AutoCloseable {
         this.grads = new float[initialParams.length];
     }
 
+    /**
+     * Aborts the world communicator, so that the ranks already in this step's sends, receives and collectives fail
+     * at once rather than at their deadline, and returns the exception this rank throws, both saying {@code what}.
+     */
+    private IllegalArgumentException refuse(String what) {
+        String reason = "rank " + world.rank() + ": " + what;
+        try {
+            world.abort(reason);
+        } catch (RuntimeException e) {
+            // already closed or failed: the peers learnt of that
+        }
+        return new IllegalArgumentException(reason);
+    }
+
     private int leader(int s) {
         return s * members;
     }
@@ -57,12 +71,12 @@ public final class PipelineParallel implements AutoCloseable {
      *
      * @throws IllegalArgumentException when {@code rows} does not divide among the stage's members, or the first
      *         stage's leader's {@code x} or the last stage's leader's {@code y} holds fewer than {@code rows} rows
-     *         (checked before any collective)
+     *         (checked before any collective; the communicator is aborted, so that the other ranks' step, which
+     *         may already wait for this rank, fails too)
      */
     public double step(float[] x, float[] y, int rows) {
         if (rows < 0 || rows % members != 0) {
-            throw new IllegalArgumentException("rank " + world.rank() + ": rows (" + rows + ") must divide among "
-                    + members + " stage members");
+            throw refuse("rows (" + rows + ") must divide among " + members + " stage members");
         }
         int part = rows / members;
         int m = stageGroup.rank();
@@ -70,14 +84,12 @@ public final class PipelineParallel implements AutoCloseable {
         int inWidth = model.in(from);
         int outWidth = model.out(to - 1);
         if (leader && stage == 0 && (x == null || x.length < (long) rows * inWidth)) {
-            throw new IllegalArgumentException("rank " + world.rank() + ": PipelineParallel.step of " + rows
-                    + " rows needs " + (long) rows * inWidth + " inputs at the first stage's leader, got "
-                    + (x == null ? "none" : x.length));
+            throw refuse("PipelineParallel.step of " + rows + " rows needs " + (long) rows * inWidth
+                    + " inputs at the first stage's leader, got " + (x == null ? "none" : x.length));
         }
         if (leader && stage == stages - 1 && (y == null || y.length < (long) rows * outWidth)) {
-            throw new IllegalArgumentException("rank " + world.rank() + ": PipelineParallel.step of " + rows
-                    + " rows needs " + (long) rows * outWidth + " targets at the last stage's leader, got "
-                    + (y == null ? "none" : y.length));
+            throw refuse("PipelineParallel.step of " + rows + " rows needs " + (long) rows * outWidth
+                    + " targets at the last stage's leader, got " + (y == null ? "none" : y.length));
         }
         // forward: the stage input arrives at the leader and is broadcast within the stage
         float[] input = new float[rows * inWidth];

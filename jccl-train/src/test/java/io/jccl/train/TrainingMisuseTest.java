@@ -114,6 +114,37 @@ class TrainingMisuseTest {
         assertTrue(refused.get().startsWith("rank 1:") && refused.get().contains("globalRows"), refused.get());
     }
 
+    /**
+     * A pipeline step whose first stage's leader has too few inputs fails that rank and aborts the communicator: the
+     * last stage, already waiting for the activations, fails at once naming it (it waited out its deadline).
+     */
+    @Test
+    void shouldAbortAPipelineStepWithTooFewInputs() {
+        Mlp model = new Mlp(2, 3, 1);
+        AtomicReference<String> refused = new AtomicReference<>();
+        JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(2,
+                CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(60)), comm -> {
+                    PipelineParallel p = new PipelineParallel(comm, model, model.initParams(1), 2,
+                            Optimizer.sgd(0.1f, 0f));
+                    if (comm.rank() == 0) { // the first stage's leader: 2 rows need 4 inputs
+                        refused.set(assertThrows(IllegalArgumentException.class,
+                                () -> p.step(new float[3], null, 2)).getMessage());
+                        return null;
+                    }
+                    long before = System.nanoTime();
+                    try {
+                        return p.step(null, new float[2], 2);
+                    } finally {
+                        assertTrue(System.nanoTime() - before < 30_000_000_000L, "the peer waited out its deadline");
+                    }
+                }));
+        assertEquals(1, e.rank());
+        PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e.getCause());
+        assertEquals(0, a.originRank());
+        assertTrue(a.reason().contains("4 inputs"), a.reason());
+        assertTrue(refused.get().startsWith("rank 0:"), refused.get());
+    }
+
     /** Arrays of the wrong length fail on every rank before the first collective, naming the rank. */
     @Test
     void shouldRefuseArraysOfTheWrongLengthBeforeAnyCollective() {
