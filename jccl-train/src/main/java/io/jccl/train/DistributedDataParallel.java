@@ -230,11 +230,9 @@ public final class DistributedDataParallel {
             }
         }
         if (!missing.isEmpty()) {
-            String reason = "rank " + comm.rank() + ": DistributedDataParallel.finish() before every gradient was"
-                    + " marked ready, not marked: " + missing;
             resetStep();
-            comm.abort(reason);
-            throw new IllegalStateException(reason + " (the communicator is aborted)");
+            throw new IllegalStateException(Refusal.abort(comm, "DistributedDataParallel.finish() before every"
+                    + " gradient was marked ready, not marked: " + missing) + " (the communicator is aborted)");
         }
         if (!overlap) {
             for (Bucket k : buckets) {

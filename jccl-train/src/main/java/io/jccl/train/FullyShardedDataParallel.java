@@ -105,18 +105,9 @@ public final class FullyShardedDataParallel {
         return step(x, y, rows, rows, ReduceOp.AVG);
     }
 
-    /**
-     * Aborts the communicator, so that peers already in this step's collectives fail at once rather than at their
-     * deadline, and returns the exception this rank throws, both saying {@code what}.
-     */
+    /** Aborts the communicator with {@code what} ({@link Refusal}) and returns the exception this rank throws. */
     private IllegalArgumentException refuse(String what) {
-        String reason = "rank " + comm.rank() + ": " + what;
-        try {
-            comm.abort(reason);
-        } catch (RuntimeException e) {
-            // already closed or failed: the peers learnt of that
-        }
-        return new IllegalArgumentException(reason);
+        return new IllegalArgumentException(Refusal.abort(comm, what));
     }
 
     /**

@@ -48,18 +48,9 @@ public final class PipelineParallel implements AutoCloseable {
         this.grads = new float[initialParams.length];
     }
 
-    /**
-     * Aborts the world communicator, so that the ranks already in this step's sends, receives and collectives fail
-     * at once rather than at their deadline, and returns the exception this rank throws, both saying {@code what}.
-     */
+    /** Aborts the communicator with {@code what} ({@link Refusal}) and returns the exception this rank throws. */
     private IllegalArgumentException refuse(String what) {
-        String reason = "rank " + world.rank() + ": " + what;
-        try {
-            world.abort(reason);
-        } catch (RuntimeException e) {
-            // already closed or failed: the peers learnt of that
-        }
-        return new IllegalArgumentException(reason);
+        return new IllegalArgumentException(Refusal.abort(world, what));
     }
 
     private int leader(int s) {
