@@ -58,7 +58,14 @@ public final class GlooReference {
      * (SIGTERM, Ctrl-C), the interpreter and what it started are killed too.
      */
     public static GlooReference find(String py, Duration limit, String[] why) {
-        try (io.jccl.launch.WorkDir work = io.jccl.launch.WorkDir.create("jccl-torch-probe-")) {
+        io.jccl.launch.WorkDir work;
+        try {
+            work = io.jccl.launch.WorkDir.create("jccl-torch-probe-");
+        } catch (IOException e) {
+            why[0] = "no directory for the probe of " + py + " (" + e.getMessage() + ")";
+            return null;
+        }
+        try {
             Process p = work.start(new ProcessBuilder(py, "-c", "import torch, torch.distributed as d; "
                     + "assert d.is_available() and d.is_gloo_available(); print(torch.__version__)")
                     .redirectErrorStream(true).redirectOutput(work.log().toFile()));
@@ -82,6 +89,18 @@ public final class GlooReference {
             Thread.currentThread().interrupt();
             why[0] = "interrupted";
             return null;
+        } finally {
+            // the probe's processes are killed first; a directory that will not go away is not "no torch"
+            closeWarning(work);
+        }
+    }
+
+    /** Closes {@code work}, a failure to remove it being a warning on stderr: what it held is already read. */
+    private static void closeWarning(io.jccl.launch.WorkDir work) {
+        try {
+            work.close();
+        } catch (IOException e) {
+            System.err.println("jccl: could not remove " + work.path() + " (" + e.getMessage() + ")");
         }
     }
 
@@ -183,7 +202,7 @@ public final class GlooReference {
             return new Batch(work, out);
         } finally {
             if (!ok) {
-                work.close();
+                closeWarning(work); // the failure itself is what the caller must hear
             }
         }
     }
