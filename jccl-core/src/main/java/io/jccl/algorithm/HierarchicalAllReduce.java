@@ -17,9 +17,14 @@ import io.jccl.step.CollectiveCall;
  *
  * <p>Steps: 2(L-1) within hosts and 2(H-1) between them. Bytes per rank: 2(T/L)(L-1) within its host, 2(T/L)(H-1)/H
  * over the network; per host 2T(H-1)/H over its link (a flat ring sends 2T(P-1)/P through the busiest link, 1.5T
- * at 2 x 2). The summation order is fixed by the layout, so results are identical on every rank and from run to
- * run for the same layout and size, and within the rigorous bound of any other order (not gloo's bits: gloo sums
- * in ring order over all P ranks).
+ * at 2 x 2). Every element is reduced once and then copied, so results are identical on every rank. The summation
+ * order is fixed by the layout, the size and the path the call takes, which every rank agrees on (through the
+ * hosts' arenas or rings of messages, pipelined or not, the arenas' round size): so the bits repeat from run to run
+ * of the same job, but may differ where only the tuning file (rank 0's), the arenas' size (rank 0's) or the group
+ * (a sub-group has no hosts' arenas) differs, at 3 or more ranks on a host or 3 or more hosts (at 2 x 2 every sum
+ * has two terms and addition commutes: only NaN payloads and MIN/MAX ties can differ). All are within the rigorous
+ * bound of any other order (not gloo's bits: gloo sums in ring order over all P ranks); bits that depend on nothing
+ * but the inputs and the world size are deterministic mode's ({@link OrderedAllReduce}).
  *
  * <p>Up to {@link #LEADERS_MAX_BYTES}, where steps cost more than bytes, in three steps instead (the <em>leaders</em>
  * regime, {@code HostLeaders}): the ranks of each host send their buffers to the host's first rank, its leader, which
@@ -131,8 +136,9 @@ public final class HierarchicalAllReduce extends HierarchicalAlgorithm {
      * The three phases in a {@link HostPipeline} of {@code chunks} chunks (one: no pipeline, no second thread): the
      * intra-host reduce-scatter and allgather of each chunk on the call's thread, the inter-host allreduce of its
      * slice on the second thread.
-     * Every chunk is allreduced as the unpipelined algorithm does it, so the sums stay the same for a given layout
-     * and size.
+     * Every chunk is allreduced by the rings as one unpipelined chunk is, so the sums depend on the layout, the size
+     * and the number of chunks (not on the threads' timing); they are not those of {@link #throughHostArena}, which
+     * adds each host's ranks in rank order rather than in ring order.
      */
     private static void pipelined(CollectiveCall call, HostLayout at, Buf data, ReduceOp op, int chunks) {
         int l = at.local.length;
