@@ -155,6 +155,12 @@ class HierarchicalAllReduceTest {
      */
     private static <T> List<T> run(int[] hostOf, boolean linkBound, int hostBufferBytes, java.time.Duration timeout,
                                    Function<Communicator, T> body) throws Exception {
+        return run(hostOf, linkBound, hostBufferBytes, timeout, false, body);
+    }
+
+    /** As above, in deterministic mode when {@code deterministic}. */
+    private static <T> List<T> run(int[] hostOf, boolean linkBound, int hostBufferBytes, java.time.Duration timeout,
+                                   boolean deterministic, Function<Communicator, T> body) throws Exception {
         boolean hostArenas = hostBufferBytes > 0;
         QueueMesh mesh = QueueMesh.create(hostOf.length);
         int hosts = Arrays.stream(hostOf).max().getAsInt() + 1;
@@ -166,7 +172,7 @@ class HierarchicalAllReduceTest {
         }
         List<CompletableFuture<T>> futures = new ArrayList<>();
         CommunicatorConfig config = CommunicatorConfig.fromEnvironment()
-                .withTuneParameters(linkBound ? LINK_BOUND : "");
+                .withTuneParameters(linkBound ? LINK_BOUND : "").withDeterministic(deterministic);
         if (timeout != null) {
             config = config.withTimeout(timeout);
         }
@@ -189,6 +195,91 @@ class HierarchicalAllReduceTest {
     }
 
     private static final CollectiveOptions HIER = CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.HIERARCHICAL);
+
+    /**
+     * Deterministic mode across hosts: whatever the layout (hosts of 2 or 3 ranks, 2 or 3 hosts), with or without
+     * the hosts' arenas, pipelined or not, an allreduce and a reduce_scatter that ask for HIERARCHICAL (or AUTO) give
+     * the bits of the sequential sum in rank order, computed here in float32 from the inputs alone; without the mode
+     * the hierarchical allreduce of the 3 x 2 layout does not (so the inputs can tell the orders apart).
+     */
+    @Test
+    void deterministicModeGivesTheRankOrderBitsOnEveryLayout() throws Exception {
+        int n = 30_000; // above the leaders' regime: the rings and the arenas' rounds
+        for (String layout : new String[] {"0,0,1,1", "0,0,0,1,1,1", "0,0,1,1,2,2"}) {
+            int[] hostOf = Arrays.stream(layout.split(",")).mapToInt(Integer::parseInt).toArray();
+            int p = hostOf.length;
+            float[][] in = new float[p][];
+            for (int r = 0; r < p; r++) {
+                double[] d = input(r, n, 77);
+                in[r] = new float[n];
+                for (int i = 0; i < n; i++) {
+                    in[r][i] = (float) d[i];
+                }
+            }
+            float[] want = new float[n];
+            for (int i = 0; i < n; i++) {
+                float acc = in[0][i];
+                for (int r = 1; r < p; r++) {
+                    acc += in[r][i];
+                }
+                want[i] = acc;
+            }
+            for (boolean arenas : new boolean[] {true, false}) {
+                for (boolean linkBound : new boolean[] {false, true}) {
+                    String where = layout + (arenas ? ", hosts' arenas" : ", messages")
+                            + (linkBound ? ", link-bound" : "");
+                    List<float[][]> got = run(hostOf, linkBound, arenas ? HOST_ARENA_BYTES : 0, null, true, c -> {
+                        assertEquals(Algorithm.ORDERED, c.algorithmFor(OpType.ALL_REDUCE, DataType.FLOAT32, n));
+                        float[] all = in[c.rank()].clone();
+                        c.allReduce(Tensor.of(all), ReduceOp.SUM, HIER);
+                        float[] auto = in[c.rank()].clone();
+                        c.allReduce(Tensor.of(auto), ReduceOp.SUM);
+                        int m = n / p;
+                        float[] mine = new float[m];
+                        c.reduceScatter(Tensor.of(Arrays.copyOf(in[c.rank()], m * p)), Tensor.of(mine),
+                                ReduceOp.SUM, HIER);
+                        return new float[][] {all, auto, mine};
+                    });
+                    for (int r = 0; r < p; r++) {
+                        assertArrayEquals(want, got.get(r)[0], "allreduce asking HIERARCHICAL, rank " + r + ", "
+                                + where);
+                        assertArrayEquals(want, got.get(r)[1], "allreduce AUTO, rank " + r + ", " + where);
+                        assertArrayEquals(Arrays.copyOfRange(want, r * (n / p), (r + 1) * (n / p)), got.get(r)[2],
+                                "reduce_scatter asking HIERARCHICAL, rank " + r + ", " + where);
+                    }
+                }
+            }
+        }
+        // the inputs tell the orders apart: without the mode, the 3 x 2 layout's hierarchical sums differ somewhere
+        int[] hostOf = {0, 0, 0, 1, 1, 1};
+        List<float[]> plain = run(hostOf, false, HOST_ARENA_BYTES, null, false, c -> {
+            double[] d = input(c.rank(), n, 77);
+            float[] x = new float[n];
+            for (int i = 0; i < n; i++) {
+                x[i] = (float) d[i];
+            }
+            c.allReduce(Tensor.of(x), ReduceOp.SUM, HIER);
+            return x;
+        });
+        boolean differs = false;
+        float[][] ins = new float[6][];
+        for (int r = 0; r < 6; r++) {
+            double[] d = input(r, n, 77);
+            ins[r] = new float[n];
+            for (int i = 0; i < n; i++) {
+                ins[r][i] = (float) d[i];
+            }
+        }
+        for (int i = 0; i < n && !differs; i++) {
+            float acc = ins[0][i];
+            for (int r = 1; r < 6; r++) {
+                acc += ins[r][i];
+            }
+            differs = Float.floatToRawIntBits(acc) != Float.floatToRawIntBits(plain.get(0)[i]);
+        }
+        assertTrue(differs, "the hierarchical allreduce of 3 x 2 gave the rank-order bits at every element: the"
+                + " inputs cannot tell the orders apart");
+    }
 
     private static double[] input(int rank, int n, long seed) {
         Random rnd = new Random(seed * 31 + rank);
