@@ -178,10 +178,14 @@ public final class Rendezvous {
 
     /**
      * The ranks that share memory with {@code rank}, in increasing order: those it saw and that saw it, if they
-     * all saw each other (a clique); otherwise, or if any view is inconsistent, {@code rank} alone (TCP only).
-     * Every member computes the same group from the same views.
+     * all saw each other (a clique); otherwise, or if any view is inconsistent, {@code rank} alone (TCP only). A
+     * rank that could not write its own probe (its view of itself is '0') is alone too. Every member computes the
+     * same group from the same views.
      */
     public static int[] localGroup(int rank, String[] seen) {
+        if (seen[rank].charAt(rank) != '1') { // its own probe failed (directory full, read-only, missing)
+            return new int[] {rank};
+        }
         java.util.List<Integer> g = new java.util.ArrayList<>();
         for (int r = 0; r < seen.length; r++) {
             if (seen[rank].charAt(r) == '1' && seen[r].charAt(rank) == '1') {
