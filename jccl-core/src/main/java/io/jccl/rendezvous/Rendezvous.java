@@ -58,7 +58,18 @@ public final class Rendezvous {
             store.setString("shm/arena-bytes", Integer.toString(settings.shmArenaBytes()));
         }
         String[] seen = shareMemory(rank, world, store, settings.shmDirectory(), timeout);
-        int[] group = localGroup(rank, seen);
+        return connectTransport(rank, world, store, tcp, kind, settings, seen);
+    }
+
+    /** As above, once every rank's view of the co-location probes ({@link #shareMemory}) is {@code seen}. */
+    static Transport connectTransport(int rank, int world, Store store, TcpOptions tcp, String kind,
+                                      JcclSettings settings, String[] seen) {
+        Duration timeout = tcp.connectTimeout();
+        int[] hosts = hostsOf(world, seen);
+        // the host group from the layout, which every rank computes alike: this rank's own localGroup may hold a
+        // rank the layout puts on a host of its own (sharing that is not transitive: 0-1 and 1-2 share, 0-2 do
+        // not), which would never join this rank's shared-memory transport
+        int[] group = hostGroup(rank, hosts);
         if (kind.equals("shm") && group.length < world) {
             throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks do not all share memory: "
                     + notSharing(world, seen, store, timeout));
@@ -66,7 +77,6 @@ public final class Rendezvous {
         if (group.length == world) {
             return connectShm(rank, world, store, settings, timeout);
         }
-        int[] hosts = hostsOf(world, seen);
         Transport remote = TcpTransport.connect(rank, world, store, tcp);
         Transport local = null;
         try { // whatever fails from here, the transports made so far are closed
@@ -174,6 +184,11 @@ public final class Rendezvous {
             }
         }
         return host;
+    }
+
+    /** The ranks of {@code rank}'s host in the layout {@code hosts} ({@link #hostsOf}), in increasing order. */
+    public static int[] hostGroup(int rank, int[] hosts) {
+        return java.util.stream.IntStream.range(0, hosts.length).filter(r -> hosts[r] == hosts[rank]).toArray();
     }
 
     /**

@@ -1,11 +1,22 @@
 package io.jccl.rendezvous;
 
+import io.jccl.JcclSettings;
+import io.jccl.store.InMemoryStore;
+import io.jccl.transport.Transport;
+import io.jccl.transport.tcp.TcpOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Who shares memory with whom, from the ranks' views of each other's co-location probes. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -22,5 +33,50 @@ class CoLocationTest {
         assertArrayEquals(new int[] {1}, Rendezvous.localGroup(1, seen));
         assertArrayEquals(new int[] {0, 2}, Rendezvous.localGroup(0, seen));
         assertArrayEquals(new int[] {0, 1, 0}, Rendezvous.hostsOf(3, seen));
+    }
+
+    /** Connects ranks 0 to views.length - 1 from the given views (on threads); each rank's transport name or error. */
+    private static List<String> connect(String[] views, Path dir, Duration timeout) throws Exception {
+        int world = views.length;
+        InMemoryStore store = new InMemoryStore();
+        store.setString("shm/arena-bytes", Integer.toString(JcclSettings.SHM_ARENA_DEFAULT));
+        JcclSettings settings = JcclSettings.from(Map.of("JCCL_SHM_DIR", dir.toString()), Map.of());
+        TcpOptions tcp = TcpOptions.from(settings, "127.0.0.1").withConnectTimeout(timeout);
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            int rank = r;
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    Transport t = Rendezvous.connectTransport(rank, world, store, tcp, "auto", settings, views);
+                    String name = t.name() + " " + java.util.Arrays.toString(t.hostOf());
+                    t.close();
+                    return name;
+                } catch (RuntimeException e) {
+                    return e.toString();
+                }
+            }));
+        }
+        List<String> out = new ArrayList<>();
+        for (CompletableFuture<String> f : fs) {
+            out.add(f.get(50, TimeUnit.SECONDS));
+        }
+        return out;
+    }
+
+    /**
+     * Sharing that is not transitive (0-1 and 1-2 share, 0-2 do not): the layout puts every rank on a host of its
+     * own, but rank 0 took its own localGroup {0, 1} and rank 2 {1, 2} and waited in a shared-memory set-up for
+     * rank 1, which had gone TCP, until the connect timeout. The group now comes from the layout: every rank
+     * connects over TCP.
+     */
+    @Test
+    void sharingThatIsNotTransitiveGivesEveryRankTheLayoutsGroup(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        String[] seen = {"110", "111", "011"};
+        assertArrayEquals(new int[] {0, 1, 2}, Rendezvous.hostsOf(3, seen));
+        List<String> out = connect(seen, dir, Duration.ofSeconds(5));
+        for (int r = 0; r < 3; r++) {
+            assertEquals("tcp", out.get(r).split(" ")[0], "rank " + r + ": " + out.get(r));
+        }
     }
 }
