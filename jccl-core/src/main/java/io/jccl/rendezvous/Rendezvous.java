@@ -51,14 +51,22 @@ public final class Rendezvous {
         int world = env.worldSize();
         store.setString("host/" + rank, hostIdentity());
         agreeKind(rank, world, store, kind, timeout);
-        if (kind.equals("tcp")) {
-            return TcpTransport.connect(rank, world, store, tcp);
+        // a rank whose set-up fails says so ("rank r: reason"), and the waits of every other rank's set-up end at
+        // once with that reason (they waited for its keys until the connect timeout, naming a host-local index)
+        Store watched = new SetupStore(store, rank);
+        try {
+            if (kind.equals("tcp")) {
+                return TcpTransport.connect(rank, world, watched, tcp);
+            }
+            if (rank == 0) { // the exchange buffers of every host's arena (below)
+                store.setString("shm/arena-bytes", Integer.toString(settings.shmArenaBytes()));
+            }
+            String[] seen = shareMemory(rank, world, watched, settings.shmDirectory(), timeout);
+            return connectTransport(rank, world, watched, tcp, kind, settings, seen);
+        } catch (RuntimeException | Error e) {
+            SetupStore.publishFailure(store, rank, e);
+            throw e;
         }
-        if (rank == 0) { // the exchange buffers of every host's arena (below)
-            store.setString("shm/arena-bytes", Integer.toString(settings.shmArenaBytes()));
-        }
-        String[] seen = shareMemory(rank, world, store, settings.shmDirectory(), timeout);
-        return connectTransport(rank, world, store, tcp, kind, settings, seen);
     }
 
     /** As above, once every rank's view of the co-location probes ({@link #shareMemory}) is {@code seen}. */
