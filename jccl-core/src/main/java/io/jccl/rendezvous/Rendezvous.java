@@ -227,10 +227,13 @@ public final class Rendezvous {
 
     /**
      * Co-location that cannot lie: every rank writes a random token into a file of its shared-memory directory and
-     * publishes the token; every rank reads every other rank's file and publishes which tokens it found; the ranks
-     * share memory only if each found the other's token. Returns every rank's view: character p of view r is
-     * '1' if rank r found rank p's token. Host names (which may not resolve, or may
-     * repeat across containers) and launcher variables such as {@code LOCAL_WORLD_SIZE} play no part.
+     * publishes the token; every rank opens every other rank's file read-write, as the shared-memory transport opens
+     * a peer's segment, reads it and publishes which tokens it found; the ranks share memory only if each found the
+     * other's token and their kernels' boot ids (published with {@code host/<r>}, {@link #hostIdentity}) are equal.
+     * Returns every rank's view: character p of view r is '1' if rank r found rank p's token. The boot ids keep apart
+     * hosts that mount one directory (JCCL_SHM_DIR, or the temp directory, on NFS); the read-write open keeps apart
+     * ranks of other users that can read each other's files but not map them for writing. Host names (which may not
+     * resolve, or may repeat across containers) and launcher variables such as {@code LOCAL_WORLD_SIZE} play no part.
      */
     static String[] shareMemory(int rank, int world, Store store, java.nio.file.Path dir, Duration timeout) {
         if (world == 1) {
@@ -254,10 +257,12 @@ public final class Rendezvous {
         }
         try {
             store.setString("probe/token/" + rank, wrote ? token : "-");
+            String boot = bootIdOf(store.getString("host/" + rank, timeout));
             StringBuilder seen = new StringBuilder();
             for (int r = 0; r < world; r++) {
                 String theirs = store.getString("probe/token/" + r, timeout);
-                boolean found = r == rank ? wrote : readsAs(dir.resolve("jccl-probe-" + id + "-" + r), theirs);
+                boolean found = r == rank ? wrote : boot.equals(bootIdOf(store.getString("host/" + r, timeout)))
+                        && readsProbe(dir.resolve("jccl-probe-" + id + "-" + r), theirs);
                 seen.append(found ? '1' : '0');
             }
             store.setString("probe/seen/" + rank, seen.toString());
@@ -275,9 +280,24 @@ public final class Rendezvous {
         }
     }
 
-    private static boolean readsAs(java.nio.file.Path file, String token) {
-        try {
-            return !token.equals("-") && java.nio.file.Files.readString(file).equals(token);
+    /**
+     * Whether the co-location probe {@code file} of a peer holds {@code token} (its published token; "-": it wrote
+     * none), opened read-write as the shared-memory transport opens a peer's segment: a file this process can read
+     * but not write (another user's, 0644) is no proof, since the transport could not use that peer's segment.
+     */
+    public static boolean readsProbe(java.nio.file.Path file, String token) {
+        if (token.equals("-")) {
+            return false;
+        }
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+            byte[] expected = token.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(expected.length + 1); // one more: nothing follows
+            while (b.hasRemaining() && ch.read(b) >= 0) {
+                // until the end of the file, or a byte more than the token
+            }
+            return b.position() == expected.length
+                    && java.util.Arrays.equals(java.util.Arrays.copyOf(b.array(), expected.length), expected);
         } catch (java.io.IOException | RuntimeException e) {
             return false;
         }
@@ -302,7 +322,10 @@ public final class Rendezvous {
         return sb.toString();
     }
 
-    /** Host name and kernel boot id: equal for processes that can share memory. */
+    /**
+     * Host name and kernel boot id ({@link #bootId}), "name/boot id": the boot ids are equal for processes that can
+     * share memory (the names, for the messages only, may repeat across hosts or containers).
+     */
     static String hostIdentity() {
         String host;
         try {
@@ -310,13 +333,25 @@ public final class Rendezvous {
         } catch (java.io.IOException e) {
             host = "unknown";
         }
-        String boot = "";
+        return host + "/" + bootId();
+    }
+
+    /**
+     * This kernel's boot id (/proc/sys/kernel/random/boot_id): equal for processes that can share memory, different
+     * for processes on two hosts that mount one directory; empty where there is none (not Linux), where the
+     * co-location proof rests on the probe files alone.
+     */
+    public static String bootId() {
         try {
-            boot = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
         } catch (java.io.IOException | RuntimeException e) {
-            // not Linux: the host name alone
+            return "";
         }
-        return host + "/" + boot;
+    }
+
+    /** The boot id of a {@link #hostIdentity}: what follows its last '/'. */
+    private static String bootIdOf(String hostIdentity) {
+        return hostIdentity.substring(hostIdentity.lastIndexOf('/') + 1);
     }
 
     /** How long rank 0, which serves the store, stays after a failed join so that the others can read why. */

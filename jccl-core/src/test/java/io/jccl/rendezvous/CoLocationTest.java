@@ -79,4 +79,54 @@ class CoLocationTest {
             assertEquals("tcp", out.get(r).split(" ")[0], "rank " + r + ": " + out.get(r));
         }
     }
+
+    /** Every rank's view from {@link Rendezvous#shareMemory} on threads, rank r published as host {@code hosts[r]}. */
+    private static List<String> views(String[] hosts, Path dir) throws Exception {
+        InMemoryStore store = new InMemoryStore();
+        for (int r = 0; r < hosts.length; r++) {
+            store.setString("host/" + r, hosts[r]);
+        }
+        List<CompletableFuture<String[]>> fs = new ArrayList<>();
+        for (int r = 0; r < hosts.length; r++) {
+            int rank = r;
+            fs.add(CompletableFuture.supplyAsync(() -> Rendezvous.shareMemory(rank, hosts.length, store, dir,
+                    Duration.ofSeconds(20))));
+        }
+        List<String> out = new ArrayList<>();
+        for (CompletableFuture<String[]> f : fs) {
+            out.add(String.join(",", f.get(30, TimeUnit.SECONDS)));
+        }
+        return out;
+    }
+
+    /**
+     * Ranks whose kernels differ (two hosts that mount one JCCL_SHM_DIR, or temp directory, over NFS) read each
+     * other's probes: they were taken for one host, and shared memory was set up across hosts. Their boot ids now
+     * keep them apart; the host names play no part (here they are equal, and differ where the boot ids are equal).
+     */
+    @Test
+    void ranksOfKernelsWithOtherBootIdsDoNotShareMemoryThoughTheyShareADirectory(
+            @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        assertEquals(List.of("11,11", "11,11"), views(new String[] {"a/boot-1", "b/boot-1"}, dir));
+        assertEquals(List.of("10,01", "10,01"), views(new String[] {"a/boot-1", "a/boot-2"}, dir));
+    }
+
+    /**
+     * A peer's probe that this process can read but not open for writing (another user's file, 0644, in a shared
+     * /dev/shm) proved co-location, and the shared-memory transport then failed at start opening that peer's
+     * segment read-write. The proof now opens it read-write, as the transport would. (Tests run as root, which may
+     * write any file of its users: a procfs file that even root cannot open for writing stands in for it.)
+     */
+    @Test
+    void aProbeThatCannotBeOpenedForWritingProvesNothing(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path readOnly = Path.of("/proc/sys/kernel/random/boot_id");
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(readOnly), "Linux only");
+        String content = java.nio.file.Files.readString(readOnly);
+        Path probe = java.nio.file.Files.writeString(dir.resolve("probe"), "0123456789abcdef");
+        org.junit.jupiter.api.Assertions.assertTrue(Rendezvous.readsProbe(probe, "0123456789abcdef"));
+        org.junit.jupiter.api.Assertions.assertFalse(Rendezvous.readsProbe(probe, "0123456789abcde"));
+        org.junit.jupiter.api.Assertions.assertFalse(Rendezvous.readsProbe(probe, "-"));
+        org.junit.jupiter.api.Assertions.assertFalse(Rendezvous.readsProbe(readOnly, content));
+    }
 }
