@@ -253,7 +253,9 @@ public final class BarrierRendezvous {
         store.setString("view/" + rank, view);
         int[] group = groupOf(rank, view);
         Transport t = null;
-        try {
+        Transport remote = null;
+        Transport local = null;
+        try { // whatever fails from here, exception or error, the transports made so far are closed (as Rendezvous)
             if (kind.equals("shm") && group.length < world) {
                 t = null;
             } else if (group.length == world) {
@@ -284,23 +286,24 @@ public final class BarrierRendezvous {
             }
             // several hosts, several ranks on this one: shared memory among them, TCP to the others
             int localRank = Arrays.binarySearch(group, rank);
-            Transport remote = TcpTransport.connect(rank, world, store, tcp);
-            try {
-                // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
-                // send between hosts by them (as in Rendezvous); its messages name the job's ranks, not the host
-                // group's, those of its connection too (as Rendezvous)
-                ShmTransport local = ShmTransport.connect(localRank, group.length,
-                        new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
-                        hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
-                        tcp.connectTimeout(), group);
-                return new HybridTransport(rank, world, group, local, remote, hostOf);
-            } catch (RuntimeException e) {
-                remote.close();
-                throw e;
-            }
-        } catch (RuntimeException e) {
-            if (t != null) {
-                t.close();
+            remote = TcpTransport.connect(rank, world, store, tcp);
+            // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
+            // send between hosts by them (as in Rendezvous); its messages name the job's ranks, not the host
+            // group's, those of its connection too (as Rendezvous)
+            local = ShmTransport.connect(localRank, group.length,
+                    new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
+                    hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
+                    tcp.connectTimeout(), group);
+            return new HybridTransport(rank, world, group, local, remote, hostOf);
+        } catch (RuntimeException | Error e) {
+            for (Transport made : new Transport[] {local, remote, t}) {
+                if (made != null) {
+                    try {
+                        made.close();
+                    } catch (RuntimeException | Error notClosed) { // the failure stays the one thrown
+                        e.addSuppressed(notClosed);
+                    }
+                }
             }
             throw e;
         }
