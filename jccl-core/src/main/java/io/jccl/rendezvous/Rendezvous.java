@@ -41,7 +41,9 @@ public final class Rendezvous {
     /**
      * Per pair: shared memory between ranks that prove they share this host's shared-memory directory (see
      * {@link #shareMemory}), TCP between the others. One host: shm; one rank per host: tcp; otherwise a
-     * {@link HybridTransport}. With {@code kind} tcp no proof is made; with shm every rank must share memory.
+     * {@link HybridTransport}. With {@code kind} tcp no proof is made (the layout is unknown: {@code hostOf()} is
+     * null); under auto with one rank per host, TCP reports every rank its own host; with shm every rank must share
+     * memory.
      * Every rank decides from every rank's published view, so the choices agree.
      */
     static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind,
@@ -85,12 +87,16 @@ public final class Rendezvous {
         if (group.length == world) {
             return connectShm(rank, world, store, settings, timeout);
         }
-        Transport remote = TcpTransport.connect(rank, world, store, tcp);
+        TcpTransport remote = TcpTransport.connect(rank, world, store, tcp);
         Transport local = null;
         try { // whatever fails from here, the transports made so far are closed
             if (group.length == 1) {
                 if (java.util.Arrays.stream(hosts).max().getAsInt() == world - 1) {
-                    return remote; // one rank on every host: TCP alone, on every rank
+                    // one rank on every host: TCP alone, on every rank, with the layout, so that AUTO prices its
+                    // messages as between hosts (a plain TCP transport, layout unknown, priced them with one host's
+                    // tcp figures)
+                    remote.placeOnHosts(hosts);
+                    return remote;
                 }
                 // alone on this host where other hosts hold several: the same kind of transport and layout as
                 // theirs, so that every rank prices the job alike (a plain TCP transport priced it with one host's
@@ -147,7 +153,10 @@ public final class Rendezvous {
      * (which named them {@code tcp} and {@code shm}), so that AUTO prices them with the built-in figures.
      */
     private static void warnIfNotTunedAcrossHosts(java.nio.file.Path file, Transport transport) {
-        if (!transport.name().contains("+") || !java.nio.file.Files.isRegularFile(file)) { // not across hosts
+        int[] hosts = transport.hostOf(); // one rank per host: TCP with every rank its own host
+        boolean acrossHosts = transport.name().contains("+")
+                || hosts != null && java.util.Arrays.stream(hosts).max().orElse(0) > 0;
+        if (!acrossHosts || !java.nio.file.Files.isRegularFile(file)) {
             return;
         }
         java.util.Properties p = new java.util.Properties();

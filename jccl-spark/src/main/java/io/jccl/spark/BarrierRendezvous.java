@@ -281,6 +281,9 @@ public final class BarrierRendezvous {
                 // every rank prices the job alike (Rendezvous does the same)
                 return HybridTransport.alone(t, "shm", hostOf);
             }
+            if (t instanceof TcpTransport one) { // one rank on every host: the layout, as Rendezvous reports it
+                one.placeOnHosts(hostOf);
+            }
             if (t != null) {
                 return t;
             }
