@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -66,12 +67,53 @@ final class TestBed implements AutoCloseable {
     }
 
     private static String run(List<String> cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IOException(String.join(" ", cmd) + " failed: " + out);
+        return run(cmd, Duration.ofSeconds(60));
+    }
+
+    /**
+     * Runs {@code cmd}, its output (both streams) into a file, for at most {@code limit}: past it, or if this thread
+     * is interrupted, the command and every process it started are destroyed, and it fails with what it wrote. (The
+     * output used to be read to its end before the wait: a command that hung held the test until its own timeout,
+     * and was left running.)
+     */
+    static String run(List<String> cmd, Duration limit) throws IOException, InterruptedException {
+        Path log = Files.createTempFile("jccl-testbed-", ".log");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            boolean ended;
+            try {
+                ended = p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                destroyTree(p);
+                throw e;
+            }
+            if (!ended) {
+                destroyTree(p);
+                throw new IOException(String.join(" ", cmd) + " did not end within " + limit.toMillis()
+                        + " ms (destroyed): " + Files.readString(log, StandardCharsets.UTF_8));
+            }
+            String out = Files.readString(log, StandardCharsets.UTF_8);
+            if (p.exitValue() != 0) {
+                throw new IOException(String.join(" ", cmd) + " failed (exit " + p.exitValue() + "): " + out);
+            }
+            return out;
+        } finally {
+            Files.deleteIfExists(log);
         }
-        return out;
+    }
+
+    /** Destroys {@code p} and every process it started, and waits briefly for them to go. */
+    private static void destroyTree(Process p) {
+        List<ProcessHandle> all = new ArrayList<>(p.descendants().toList());
+        all.add(p.toHandle());
+        all.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle h : all) {
+            try {
+                h.onExit().get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // gone or not, the caller fails saying it was destroyed
+            }
+        }
     }
 
     @Override

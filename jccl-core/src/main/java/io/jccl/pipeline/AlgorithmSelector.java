@@ -43,7 +43,8 @@ public final class AlgorithmSelector {
     /**
      * The selector of a communicator with {@code topology}. For a transport of two parts ({@code shm+tcp}, a
      * communicator across hosts), messages cost {@link CostModel#INTER_HOST}'s parameters ({@link CostModel#INTRA_HOST}'s
-     * in a sub-group whose ranks are all on one host),
+     * in a sub-group whose ranks are all on one host; for a transport of one part, {@link CostModel#INTER_HOST}'s
+     * where its layout is known and spans several hosts, as TCP with one rank per host),
      * {@link CostModel#INTRA_HOST}'s give {@link Topology#intraHost}, and the arena costs the first part's (each
      * host's arena, {@link Topology#hostArenaBytes}).
      */
@@ -58,7 +59,10 @@ public final class AlgorithmSelector {
         boolean acrossHosts = plus >= 0;
         // a sub-group of such a communicator whose ranks are all on one host sends only within it
         boolean oneHost = topology.hostOf() != null && topology.hosts() == 1;
-        this.messages = LinkCost.of(model.link(!acrossHosts ? name
+        // a transport of one part whose layout is known and spans hosts (TCP where the co-location proof put every
+        // rank on a host of its own) sends only between hosts
+        boolean betweenHosts = topology.hostOf() != null && topology.hosts() > 1;
+        this.messages = LinkCost.of(model.link(!acrossHosts ? (betweenHosts ? CostModel.INTER_HOST : name)
                 : oneHost ? CostModel.INTRA_HOST : CostModel.INTER_HOST));
         // across hosts, the arena is each host's: the local transport's ({@code shm} of {@code shm+tcp})
         this.arena = LinkCost.of(model.arena(acrossHosts ? name.substring(0, plus) : name));

@@ -41,7 +41,9 @@ public final class Rendezvous {
     /**
      * Per pair: shared memory between ranks that prove they share this host's shared-memory directory (see
      * {@link #shareMemory}), TCP between the others. One host: shm; one rank per host: tcp; otherwise a
-     * {@link HybridTransport}. With {@code kind} tcp no proof is made; with shm every rank must share memory.
+     * {@link HybridTransport}. With {@code kind} tcp no proof is made (the layout is unknown: {@code hostOf()} is
+     * null); under auto with one rank per host, TCP reports every rank its own host; with shm every rank must share
+     * memory.
      * Every rank decides from every rank's published view, so the choices agree.
      */
     static Transport connectTransport(LaunchEnvironment env, Store store, TcpOptions tcp, String kind,
@@ -51,14 +53,33 @@ public final class Rendezvous {
         int world = env.worldSize();
         store.setString("host/" + rank, hostIdentity());
         agreeKind(rank, world, store, kind, timeout);
-        if (kind.equals("tcp")) {
-            return TcpTransport.connect(rank, world, store, tcp);
+        // a rank whose set-up fails says so ("rank r: reason"), and the waits of every other rank's set-up end at
+        // once with that reason (they waited for its keys until the connect timeout, naming a host-local index)
+        Store watched = new SetupStore(store, rank);
+        try {
+            if (kind.equals("tcp")) {
+                return TcpTransport.connect(rank, world, watched, tcp);
+            }
+            if (rank == 0) { // the exchange buffers of every host's arena (below)
+                store.setString("shm/arena-bytes", Integer.toString(settings.shmArenaBytes()));
+            }
+            String[] seen = shareMemory(rank, world, watched, settings.shmDirectory(), timeout);
+            return connectTransport(rank, world, watched, tcp, kind, settings, seen);
+        } catch (RuntimeException | Error e) {
+            SetupStore.publishFailure(store, rank, e);
+            throw e;
         }
-        if (rank == 0) { // the exchange buffers of every host's arena (below)
-            store.setString("shm/arena-bytes", Integer.toString(settings.shmArenaBytes()));
-        }
-        String[] seen = shareMemory(rank, world, store, settings.shmDirectory(), timeout);
-        int[] group = localGroup(rank, seen);
+    }
+
+    /** As above, once every rank's view of the co-location probes ({@link #shareMemory}) is {@code seen}. */
+    static Transport connectTransport(int rank, int world, Store store, TcpOptions tcp, String kind,
+                                      JcclSettings settings, String[] seen) {
+        Duration timeout = tcp.connectTimeout();
+        int[] hosts = hostsOf(world, seen);
+        // the host group from the layout, which every rank computes alike: this rank's own localGroup may hold a
+        // rank the layout puts on a host of its own (sharing that is not transitive: 0-1 and 1-2 share, 0-2 do
+        // not), which would never join this rank's shared-memory transport
+        int[] group = hostGroup(rank, hosts);
         if (kind.equals("shm") && group.length < world) {
             throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks do not all share memory: "
                     + notSharing(world, seen, store, timeout));
@@ -66,13 +87,16 @@ public final class Rendezvous {
         if (group.length == world) {
             return connectShm(rank, world, store, settings, timeout);
         }
-        int[] hosts = hostsOf(world, seen);
-        Transport remote = TcpTransport.connect(rank, world, store, tcp);
+        TcpTransport remote = TcpTransport.connect(rank, world, store, tcp);
         Transport local = null;
         try { // whatever fails from here, the transports made so far are closed
             if (group.length == 1) {
                 if (java.util.Arrays.stream(hosts).max().getAsInt() == world - 1) {
-                    return remote; // one rank on every host: TCP alone, on every rank
+                    // one rank on every host: TCP alone, on every rank, with the layout, so that AUTO prices its
+                    // messages as between hosts (a plain TCP transport, layout unknown, priced them with one host's
+                    // tcp figures)
+                    remote.placeOnHosts(hosts);
+                    return remote;
                 }
                 // alone on this host where other hosts hold several: the same kind of transport and layout as
                 // theirs, so that every rank prices the job alike (a plain TCP transport priced it with one host's
@@ -129,7 +153,10 @@ public final class Rendezvous {
      * (which named them {@code tcp} and {@code shm}), so that AUTO prices them with the built-in figures.
      */
     private static void warnIfNotTunedAcrossHosts(java.nio.file.Path file, Transport transport) {
-        if (!transport.name().contains("+") || !java.nio.file.Files.isRegularFile(file)) { // not across hosts
+        int[] hosts = transport.hostOf(); // one rank per host: TCP with every rank its own host
+        boolean acrossHosts = transport.name().contains("+")
+                || hosts != null && java.util.Arrays.stream(hosts).max().orElse(0) > 0;
+        if (!acrossHosts || !java.nio.file.Files.isRegularFile(file)) {
             return;
         }
         java.util.Properties p = new java.util.Properties();
@@ -176,12 +203,21 @@ public final class Rendezvous {
         return host;
     }
 
+    /** The ranks of {@code rank}'s host in the layout {@code hosts} ({@link #hostsOf}), in increasing order. */
+    public static int[] hostGroup(int rank, int[] hosts) {
+        return java.util.stream.IntStream.range(0, hosts.length).filter(r -> hosts[r] == hosts[rank]).toArray();
+    }
+
     /**
      * The ranks that share memory with {@code rank}, in increasing order: those it saw and that saw it, if they
-     * all saw each other (a clique); otherwise, or if any view is inconsistent, {@code rank} alone (TCP only).
-     * Every member computes the same group from the same views.
+     * all saw each other (a clique); otherwise, or if any view is inconsistent, {@code rank} alone (TCP only). A
+     * rank that could not write its own probe (its view of itself is '0') is alone too. Every member computes the
+     * same group from the same views.
      */
     public static int[] localGroup(int rank, String[] seen) {
+        if (seen[rank].charAt(rank) != '1') { // its own probe failed (directory full, read-only, missing)
+            return new int[] {rank};
+        }
         java.util.List<Integer> g = new java.util.ArrayList<>();
         for (int r = 0; r < seen.length; r++) {
             if (seen[rank].charAt(r) == '1' && seen[r].charAt(rank) == '1') {
@@ -200,10 +236,13 @@ public final class Rendezvous {
 
     /**
      * Co-location that cannot lie: every rank writes a random token into a file of its shared-memory directory and
-     * publishes the token; every rank reads every other rank's file and publishes which tokens it found; the ranks
-     * share memory only if each found the other's token. Returns every rank's view: character p of view r is
-     * '1' if rank r found rank p's token. Host names (which may not resolve, or may
-     * repeat across containers) and launcher variables such as {@code LOCAL_WORLD_SIZE} play no part.
+     * publishes the token; every rank opens every other rank's file read-write, as the shared-memory transport opens
+     * a peer's segment, reads it and publishes which tokens it found; the ranks share memory only if each found the
+     * other's token and their kernels' boot ids (published with {@code host/<r>}, {@link #hostIdentity}) are equal.
+     * Returns every rank's view: character p of view r is '1' if rank r found rank p's token. The boot ids keep apart
+     * hosts that mount one directory (JCCL_SHM_DIR, or the temp directory, on NFS); the read-write open keeps apart
+     * ranks of other users that can read each other's files but not map them for writing. Host names (which may not
+     * resolve, or may repeat across containers) and launcher variables such as {@code LOCAL_WORLD_SIZE} play no part.
      */
     static String[] shareMemory(int rank, int world, Store store, java.nio.file.Path dir, Duration timeout) {
         if (world == 1) {
@@ -227,10 +266,12 @@ public final class Rendezvous {
         }
         try {
             store.setString("probe/token/" + rank, wrote ? token : "-");
+            String boot = bootIdOf(store.getString("host/" + rank, timeout));
             StringBuilder seen = new StringBuilder();
             for (int r = 0; r < world; r++) {
                 String theirs = store.getString("probe/token/" + r, timeout);
-                boolean found = r == rank ? wrote : readsAs(dir.resolve("jccl-probe-" + id + "-" + r), theirs);
+                boolean found = r == rank ? wrote : boot.equals(bootIdOf(store.getString("host/" + r, timeout)))
+                        && readsProbe(dir.resolve("jccl-probe-" + id + "-" + r), theirs);
                 seen.append(found ? '1' : '0');
             }
             store.setString("probe/seen/" + rank, seen.toString());
@@ -248,9 +289,24 @@ public final class Rendezvous {
         }
     }
 
-    private static boolean readsAs(java.nio.file.Path file, String token) {
-        try {
-            return !token.equals("-") && java.nio.file.Files.readString(file).equals(token);
+    /**
+     * Whether the co-location probe {@code file} of a peer holds {@code token} (its published token; "-": it wrote
+     * none), opened read-write as the shared-memory transport opens a peer's segment: a file this process can read
+     * but not write (another user's, 0644) is no proof, since the transport could not use that peer's segment.
+     */
+    public static boolean readsProbe(java.nio.file.Path file, String token) {
+        if (token.equals("-")) {
+            return false;
+        }
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+            byte[] expected = token.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(expected.length + 1); // one more: nothing follows
+            while (b.hasRemaining() && ch.read(b) >= 0) {
+                // until the end of the file, or a byte more than the token
+            }
+            return b.position() == expected.length
+                    && java.util.Arrays.equals(java.util.Arrays.copyOf(b.array(), expected.length), expected);
         } catch (java.io.IOException | RuntimeException e) {
             return false;
         }
@@ -275,7 +331,10 @@ public final class Rendezvous {
         return sb.toString();
     }
 
-    /** Host name and kernel boot id: equal for processes that can share memory. */
+    /**
+     * Host name and kernel boot id ({@link #bootId}), "name/boot id": the boot ids are equal for processes that can
+     * share memory (the names, for the messages only, may repeat across hosts or containers).
+     */
     static String hostIdentity() {
         String host;
         try {
@@ -283,13 +342,25 @@ public final class Rendezvous {
         } catch (java.io.IOException e) {
             host = "unknown";
         }
-        String boot = "";
+        return host + "/" + bootId();
+    }
+
+    /**
+     * This kernel's boot id (/proc/sys/kernel/random/boot_id): equal for processes that can share memory, different
+     * for processes on two hosts that mount one directory; empty where there is none (not Linux), where the
+     * co-location proof rests on the probe files alone.
+     */
+    public static String bootId() {
         try {
-            boot = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
         } catch (java.io.IOException | RuntimeException e) {
-            // not Linux: the host name alone
+            return "";
         }
-        return host + "/" + boot;
+    }
+
+    /** The boot id of a {@link #hostIdentity}: what follows its last '/'. */
+    private static String bootIdOf(String hostIdentity) {
+        return hostIdentity.substring(hostIdentity.lastIndexOf('/') + 1);
     }
 
     /** How long rank 0, which serves the store, stays after a failed join so that the others can read why. */

@@ -829,6 +829,34 @@ class HierarchicalAllReduceTest {
     }
 
     /**
+     * One rank per host (the co-location proof made, nobody sharing memory): the plain TCP transport reported no
+     * layout, so AUTO priced its messages with one host's {@code tcp} figures (loopback) rather than those between
+     * hosts. TCP now reports every rank its own host, and such a layout prices messages with {@code inter_host}'s;
+     * the hierarchical algorithms still refuse it (no host holds several ranks), as they refuse an unknown layout.
+     */
+    @Test
+    void oneRankPerHostPricesItsMessagesAsBetweenHosts() {
+        CostModel model = CostModel.parse("tcp.link.alpha_us=1\ntcp.link.beta_us_per_byte=0.0001\n"
+                + "inter_host.link.alpha_us=100\ninter_host.link.beta_us_per_byte=0.01\n");
+        AlgorithmSelector perHost = new AlgorithmSelector(model,
+                new Topology(4, "tcp", false, false, 0, new int[] {0, 1, 2, 3}, null));
+        AlgorithmSelector unknown = new AlgorithmSelector(model, new Topology(4, "tcp", false, false, 0));
+        CostModel interAsTcp = CostModel.parse("tcp.link.alpha_us=100\ntcp.link.beta_us_per_byte=0.01\n");
+        AlgorithmSelector priced = new AlgorithmSelector(interAsTcp, new Topology(4, "tcp", false, false, 0));
+        for (long bytes : new long[] {4, 64 << 10, 16 << 20}) {
+            assertEquals(priced.predictMicros(OpType.ALL_REDUCE, Algorithm.RING, bytes),
+                    perHost.predictMicros(OpType.ALL_REDUCE, Algorithm.RING, bytes), 1e-9, bytes + " bytes");
+            assertTrue(perHost.predictMicros(OpType.ALL_REDUCE, Algorithm.RING, bytes)
+                    > unknown.predictMicros(OpType.ALL_REDUCE, Algorithm.RING, bytes), bytes + " bytes");
+            assertNotEquals(Algorithm.HIERARCHICAL, perHost.choose(OpType.ALL_REDUCE, bytes));
+            assertNotEquals(Algorithm.HIERARCHICAL, perHost.choose(OpType.BROADCAST, bytes));
+        }
+        String refused = new HierarchicalAllReduce().unsupported(
+                new Topology(4, "tcp", false, false, 0, new int[] {0, 1, 2, 3}, null));
+        assertTrue(refused != null && refused.contains("on 4 host(s)"), refused);
+    }
+
+    /**
      * Without a tuning file a communicator across hosts prices its links with the built-in {@code inter_host} and
      * {@code intra_host} figures (the unlimited test bed's), not with one host's {@code tcp} and {@code shm} ones:
      * with those a byte between hosts cost barely more than a byte within one, and AUTO picked the flat ring from

@@ -216,6 +216,89 @@ class RendezvousErrorsTest {
         }
     }
 
+    /**
+     * A rank whose shared-memory directory cannot hold its co-location probe (here: it does not exist; /dev/shm full
+     * or read-only alike) saw itself as not sharing memory with itself: its host group was empty and its rendezvous
+     * failed with an ArrayIndexOutOfBoundsException. It is now alone on its host and talks TCP, the others shared
+     * memory among themselves.
+     */
+    @Test
+    void aRankThatCannotWriteItsProbeConnectsOverTcp(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        java.nio.file.Path shared = java.nio.file.Files.createDirectories(dir.resolve("host-a"));
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            int rank = r;
+            java.nio.file.Path shm = rank == 1 ? dir.resolve("missing") : shared;
+            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(Map.of("JCCL_SHM_DIR", shm.toString()),
+                    Map.of()).communicatorConfig();
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3"));
+                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(20))) {
+                    float[] x = {rank};
+                    c.allReduce(x);
+                    return c.transportName() + " " + x[0];
+                } catch (RuntimeException e) {
+                    return e.toString();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before the others connect to it
+            }
+        }
+        for (int r = 0; r < 3; r++) {
+            String m = fs.get(r).get(30, TimeUnit.SECONDS);
+            assertTrue(m.contains("+") && m.endsWith(" 3.0"), "rank " + r + ": " + m);
+        }
+    }
+
+    /**
+     * A rank whose shared-memory set-up fails (here: its segment would be over 2 GiB, as its registered region alone
+     * is; a full /dev/shm alike) failed alone: its host-mates waited for its segment until the connect timeout and
+     * failed naming a key of a host-local index. Every rank now fails at once with the failing rank and its reason.
+     */
+    @Test
+    void aRankWhoseSharedMemorySetUpFailsFailsItsHostMatesAtOnceWithItsReason(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        long start = System.nanoTime();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            int rank = r;
+            Map<String, String> vars = rank == 1
+                    ? Map.of("JCCL_SHM_DIR", dir.toString(), "JCCL_SHM_REGISTERED_BYTES", "2147479552")
+                    : Map.of("JCCL_SHM_DIR", dir.toString());
+            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(vars, Map.of()).communicatorConfig();
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3"));
+                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(40))) {
+                    return "connected as rank " + c.rank();
+                } catch (RuntimeException e) {
+                    return e.getMessage();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before the others connect to it
+            }
+        }
+        for (int r = 0; r < 3; r++) {
+            String m = fs.get(r).get(50, TimeUnit.SECONDS);
+            assertTrue(m != null && m.contains("rank 1: a segment of") && m.contains("over 2 GiB"), "rank " + r + ": " + m);
+        }
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once (connect timeout 40 s)");
+    }
+
     // ------------------------------------------------------------------ the environment
 
     @Test

@@ -39,9 +39,10 @@ import java.util.concurrent.ExecutionException;
  * anyone must know beforehand.
  *
  * <ol>
- *   <li>Round 1: every rank publishes the attempt's identity, its host and the token of a co-location probe (a file
- *   of its shared-memory directory written before the round, as {@code Rendezvous} proves co-location: ranks
- *   that read each other's token share memory); rank 0 also the job secret it generated, AUTO's cost model (every
+ *   <li>Round 1: every rank publishes the attempt's identity, its host, its kernel's boot id and the token of a
+ *   co-location probe (a file of its shared-memory directory written before the round, as {@code Rendezvous} proves
+ *   co-location: ranks of one boot id that read each other's token, opening the file read-write, share memory);
+ *   rank 0 also the job secret it generated, AUTO's cost model (every
  *   rank takes rank 0's) and its arena size (every host's arena takes it).</li>
  *   <li>Then the transports (TCP between hosts, shared memory within one) connect through a {@link GatherStore}
  *   on a thread of their own, while this thread runs rounds that carry the keys each rank set (which probes it
@@ -100,7 +101,7 @@ public final class BarrierRendezvous {
         Duration timeout = settings.connectTimeout();
         long started = System.nanoTime();
 
-        // round 1: identity, secret, cost model, arena size, transport kind, co-location probe, host. The probe is in place before this rank
+        // round 1: identity, secret, cost model, arena size, transport kind, co-location probe, host, boot id. The probe is in place before this rank
         // joins the round, so every rank that reads it after the round finds it if it shares the directory.
         Path dir = settings.shmDirectory();
         SecureRandom random = new SecureRandom();
@@ -129,14 +130,17 @@ public final class BarrierRendezvous {
         StringBuilder seen = new StringBuilder();
         try {
             first = exchange(gather, identity, rank, world, hostName() + " (" + host + ")", wrote ? token : "-",
-                    secretHex, tune, arenaBytes, transport);
+                    secretHex, tune, arenaBytes, transport, Rendezvous.bootId());
         } catch (RuntimeException | Error e) {
             deleteQuietly(probe);
             throw e;
         }
         for (int r = 0; r < world; r++) {
             hosts[r] = first[r][2];
-            boolean found = r == rank ? wrote : wrote && readsAs(dir.resolve(probeName + r), first[r][3]);
+            // as Rendezvous.shareMemory: one kernel (boot id) and a probe this rank can open read-write, as the
+            // shared-memory transport opens a peer's segment
+            boolean found = r == rank ? wrote : wrote && first[r][8].equals(first[rank][8])
+                    && Rendezvous.readsProbe(dir.resolve(probeName + r), first[r][3]);
             seen.append(found ? '1' : '0');
         }
         if (first[0][5].startsWith("!")) {
@@ -249,7 +253,9 @@ public final class BarrierRendezvous {
         store.setString("view/" + rank, view);
         int[] group = groupOf(rank, view);
         Transport t = null;
-        try {
+        Transport remote = null;
+        Transport local = null;
+        try { // whatever fails from here, exception or error, the transports made so far are closed (as Rendezvous)
             if (kind.equals("shm") && group.length < world) {
                 t = null;
             } else if (group.length == world) {
@@ -275,28 +281,32 @@ public final class BarrierRendezvous {
                 // every rank prices the job alike (Rendezvous does the same)
                 return HybridTransport.alone(t, "shm", hostOf);
             }
+            if (t instanceof TcpTransport one) { // one rank on every host: the layout, as Rendezvous reports it
+                one.placeOnHosts(hostOf);
+            }
             if (t != null) {
                 return t;
             }
             // several hosts, several ranks on this one: shared memory among them, TCP to the others
             int localRank = Arrays.binarySearch(group, rank);
-            Transport remote = TcpTransport.connect(rank, world, store, tcp);
-            try {
-                // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
-                // send between hosts by them (as in Rendezvous); its messages name the job's ranks, not the host
-                // group's, those of its connection too (as Rendezvous)
-                ShmTransport local = ShmTransport.connect(localRank, group.length,
-                        new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
-                        hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
-                        tcp.connectTimeout(), group);
-                return new HybridTransport(rank, world, group, local, remote, hostOf);
-            } catch (RuntimeException e) {
-                remote.close();
-                throw e;
-            }
-        } catch (RuntimeException e) {
-            if (t != null) {
-                t.close();
+            remote = TcpTransport.connect(rank, world, store, tcp);
+            // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
+            // send between hosts by them (as in Rendezvous); its messages name the job's ranks, not the host
+            // group's, those of its connection too (as Rendezvous)
+            local = ShmTransport.connect(localRank, group.length,
+                    new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
+                    hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
+                    tcp.connectTimeout(), group);
+            return new HybridTransport(rank, world, group, local, remote, hostOf);
+        } catch (RuntimeException | Error e) {
+            for (Transport made : new Transport[] {local, remote, t}) {
+                if (made != null) {
+                    try {
+                        made.close();
+                    } catch (RuntimeException | Error notClosed) { // the failure stays the one thrown
+                        e.addSuppressed(notClosed);
+                    }
+                }
             }
             throw e;
         }
@@ -493,14 +503,6 @@ public final class BarrierRendezvous {
             return true;
         } catch (java.io.IOException | RuntimeException e) {
             LOG.debug("rank {}: cannot write the co-location probe {}: {}", rank, file, e.toString());
-            return false;
-        }
-    }
-
-    private static boolean readsAs(Path file, String token) {
-        try {
-            return !token.equals("-") && Files.readString(file).equals(token);
-        } catch (java.io.IOException | RuntimeException e) {
             return false;
         }
     }

@@ -41,6 +41,8 @@ public final class TcpTransport extends AbstractTransport {
     /** By peer: its connection (null at this rank). */
     private final TcpConnection[] peers;
     private volatile boolean closing;
+    /** The layout the co-location proof gave ({@link #placeOnHosts}); null where none was made. */
+    private volatile int[] hostOf;
 
     private TcpTransport(int rank, int size, TcpOptions options, TcpConnector connector) {
         super("tcp", rank, size, new Inbox(size), new ArrayPool());
@@ -93,6 +95,33 @@ public final class TcpTransport extends AbstractTransport {
             }
         }
         return t;
+    }
+
+    /**
+     * Records the layout a co-location proof gave, where no two ranks share memory: every rank its own host
+     * ({@code hostOf[r] == r}), so that AUTO prices every message with the figures between hosts
+     * ({@code inter_host}) rather than one host's {@code tcp} ones. Set before the transport is used (a
+     * communicator reads it once, when made); without it the layout is unknown ({@link #hostOf} null).
+     *
+     * @throws IllegalArgumentException unless {@code hostOf} puts every rank of this transport on a host of its own
+     */
+    public void placeOnHosts(int[] hostOf) {
+        boolean own = hostOf.length == size();
+        for (int r = 0; own && r < hostOf.length; r++) {
+            own = hostOf[r] == r;
+        }
+        if (!own) {
+            throw new IllegalArgumentException("rank " + rank() + ": a TCP transport's layout puts every rank of "
+                    + size() + " on a host of its own, not " + java.util.Arrays.toString(hostOf));
+        }
+        this.hostOf = hostOf.clone();
+    }
+
+    /** Every rank its own host where {@link #placeOnHosts} said so; else null (unknown: no proof was made). */
+    @Override
+    public int[] hostOf() {
+        int[] h = hostOf;
+        return h == null ? null : h.clone();
     }
 
     @Override
