@@ -62,17 +62,31 @@ class AsyncAndBuffersTest {
     @ParameterizedTest
     @EnumSource(TransportKind.class)
     void actionsChainedToAnAsynchronousCallMayMakeCallsOfTheirOwn(TransportKind kind) throws Exception {
+        // rank 1 sends once rank 0's irecv is posted and its action chained: the irecv then completes on the
+        // communicator's thread, which runs the action (were it complete already, the action would run at once on
+        // rank 0's own thread, and the case would not be exercised)
+        java.util.concurrent.CountDownLatch chained = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<String> actionThread = new java.util.concurrent.atomic.AtomicReference<>();
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(kind, 2, Duration.ofSeconds(20), comm -> {
             float[] got = new float[4];
             if (comm.rank() == 1) {
-                Thread.sleep(300); // the irecv is posted and waiting before anything arrives
+                assertTrue(chained.await(15, TimeUnit.SECONDS), "rank 0 never chained its action");
                 comm.send(Tensor.of(new float[] {1}), 0, 0);
                 comm.send(Tensor.of(new float[] {2}), 0, 0);
             } else {
                 float[] a = new float[1];
                 float[] b = new float[1];
-                comm.irecv(Tensor.of(a), 1, 0).toCompletableFuture()
-                        .thenRun(() -> comm.recv(Tensor.of(b), 1, 0)).get(15, TimeUnit.SECONDS);
+                java.util.concurrent.CompletableFuture<Void> f;
+                try {
+                    f = comm.irecv(Tensor.of(a), 1, 0).toCompletableFuture()
+                            .thenRun(() -> {
+                                actionThread.set(Thread.currentThread().getName());
+                                comm.recv(Tensor.of(b), 1, 0);
+                            });
+                } finally {
+                    chained.countDown();
+                }
+                f.get(15, TimeUnit.SECONDS);
                 got[0] = a[0];
                 got[1] = b[0];
             }
@@ -88,6 +102,8 @@ class AsyncAndBuffersTest {
             assertNull(o.error);
         }
         assertArrayEquals(new float[] {1, 2, 3, 30}, out.get(0).value);
+        // Work's contract: the chained action ran on a completion thread of jccl's, not the communicator's own
+        assertEquals("jccl-work-completion", actionThread.get());
         assertArrayEquals(new float[] {0, 0, 3, 30}, out.get(1).value);
     }
 

@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -44,14 +45,20 @@ class EnvironmentAccessTest {
     private static final Pattern BYPASS = Pattern.compile(
             "\\b(?:CommunicatorConfig|LaunchEnvironment|JobSecret|TcpOptions)\\s*\\.\\s*fromEnvironment\\s*\\("
             + "|\\bdefaultDirectory\\s*\\(\\s*\\)|\\bdefaultFile\\s*\\(\\s*\\)|\\bCostModel\\s*\\.\\s*load\\s*\\(\\s*\\)"
-            + "|\\bspinsFor\\s*\\(\\s*[^,()]*\\)|\\bQueueMesh\\s*\\.\\s*create\\s*\\(\\s*[^,()]*(?:,\\s*[^,()]*)?\\)");
+            + "|\\bspinsFor\\s*\\(\\s*[^,()]*\\)|\\bQueueMesh\\s*\\.\\s*create\\s*\\(\\s*[^,()]*(?:,\\s*[^,()]*)?\\)"
+            // their method references: CommunicatorConfig::fromEnvironment, ShmTransport::defaultDirectory
+            + "|\\b(?:CommunicatorConfig|LaunchEnvironment|JobSecret|TcpOptions)\\s*::\\s*fromEnvironment\\b"
+            + "|\\b\\w+\\s*::\\s*(?:defaultDirectory|defaultFile)\\b");
     /** Where rule 3 does not apply: the entry point, and each compatibility method's own class. */
     private static final Set<String> BYPASS_ALLOWED = Set.of("io/jccl/Jccl.java", "io/jccl/pipeline/CostModel.java");
 
+    /** Calls, and method references ({@code System::getenv}). */
     private static final Pattern READS = Pattern.compile(
-            "\\bSystem\\s*\\.\\s*(?:getenv|getProperty|getProperties)\\b"
-            + "|\\b(?:Integer\\s*\\.\\s*getInteger|Long\\s*\\.\\s*getLong|Boolean\\s*\\.\\s*getBoolean)\\s*\\(");
-    private static final Pattern SNAPSHOT = Pattern.compile("\\bJcclSettings\\s*\\.\\s*fromEnvironment\\s*\\(");
+            "\\bSystem\\s*(?:\\.|::)\\s*(?:getenv|getProperty|getProperties)\\b"
+            + "|\\b(?:Integer\\s*\\.\\s*getInteger|Long\\s*\\.\\s*getLong|Boolean\\s*\\.\\s*getBoolean)\\s*\\("
+            + "|\\b(?:Integer\\s*::\\s*getInteger|Long\\s*::\\s*getLong|Boolean\\s*::\\s*getBoolean)\\b");
+    private static final Pattern SNAPSHOT = Pattern.compile(
+            "\\bJcclSettings\\s*(?:\\.\\s*fromEnvironment\\s*\\(|::\\s*fromEnvironment\\b)");
     private static final Pattern COMMENTS_AND_STRINGS = Pattern.compile(
             "/\\*.*?\\*/|//[^\\n]*|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])'", Pattern.DOTALL);
 
@@ -62,6 +69,8 @@ class EnvironmentAccessTest {
         for (Path root : List.of(Path.of("src/main/java"), Path.of("../jccl-train/src/main/java"))) {
             if (!Files.isDirectory(root)) {
                 assertTrue(root.startsWith(".."), "no " + root.toAbsolutePath());
+                // jccl-core alone (its own build) has no jccl-train beside it; CI builds the whole project
+                assertTrue(!"true".equalsIgnoreCase(System.getenv("CI")), "CI=true but no " + root.toAbsolutePath());
                 continue;
             }
             try (Stream<Path> walk = Files.walk(root)) {
@@ -102,11 +111,18 @@ class EnvironmentAccessTest {
         }
     }
 
-    /** A method's declaration ({@code static Path defaultDirectory()}), not a call: a type name comes before. */
+    /**
+     * A method's declaration ({@code static Path defaultDirectory()}), not a call: a type name comes before (a
+     * generic or array type ending in {@code >} or {@code ]}). A lambda's arrow ({@code () -> defaultFile()}) is
+     * not a type: what follows it is a call.
+     */
     private static boolean isDeclaration(String code, int at) {
         int i = at - 1;
         while (i >= 0 && Character.isWhitespace(code.charAt(i))) {
             i--;
+        }
+        if (i >= 1 && code.charAt(i) == '>' && code.charAt(i - 1) == '-') {
+            return false; // ->
         }
         int end = i + 1;
         while (i >= 0 && (Character.isJavaIdentifierPart(code.charAt(i)) || code.charAt(i) == '>'
@@ -116,5 +132,32 @@ class EnvironmentAccessTest {
         String before = code.substring(i + 1, end);
         return !before.isEmpty() && !Set.of("return", "new", "throw", "else", "case", "yield", "assert")
                 .contains(before);
+    }
+
+    /** The scan itself, on code written here: calls after an arrow and method references are reads too. */
+    @Test
+    void shouldSeeCallsAfterAnArrowAndMethodReferences() {
+        assertEquals(1, violations(READS, "String s = System.getenv(\"X\");").size());
+        assertEquals(1, violations(READS, "Function<String, String> f = System::getenv;").size());
+        assertEquals(1, violations(READS, "Supplier<String> s = () -> System.getProperty(\"x\");").size());
+        assertEquals(1, violations(READS, "map.computeIfAbsent(k, Integer::getInteger);").size());
+        assertEquals(0, violations(READS, "// System.getenv(\"X\")\nString s = \"System.getenv\";").size());
+        assertEquals(1, violations(SNAPSHOT, "Supplier<JcclSettings> s = JcclSettings::fromEnvironment;").size());
+        assertEquals(1, violations(BYPASS, "Supplier<Path> d = () -> defaultDirectory();").size());
+        assertEquals(1, violations(BYPASS, "Supplier<Path> d = x->defaultFile();").size());
+        assertEquals(1, violations(BYPASS, "Supplier<Path> d = ShmTransport::defaultDirectory;").size());
+        assertEquals(1, violations(BYPASS, "Supplier<CommunicatorConfig> c = CommunicatorConfig::fromEnvironment;")
+                .size());
+        assertEquals(0, violations(BYPASS, "static Path defaultDirectory() {").size());
+        assertEquals(0, violations(BYPASS, "static List<Path> defaultFile() {").size());
+        assertEquals(0, violations(BYPASS, "static Path[] defaultFile() {").size());
+        assertEquals(1, violations(BYPASS, "return defaultFile();").size());
+    }
+
+    private static List<String> violations(Pattern p, String source) {
+        List<String> violations = new ArrayList<>();
+        String code = COMMENTS_AND_STRINGS.matcher(source).replaceAll(r -> " " + r.group().replaceAll("[^\\n]", ""));
+        check(violations, "Snippet.java", code, p, false, "");
+        return violations;
     }
 }

@@ -110,27 +110,42 @@ class FlightRecorderTest {
      */
     @Test
     void aCallWaitingForItsTurnIsScheduled(@TempDir Path dir) {
+        Pattern started = Pattern.compile("\"collective_seq_id\":0,\"profiling_name\":\"jccl:allReduce\","
+                + "\"is_p2p\":false,\"state\":\"started\"");
+        Pattern scheduled = Pattern.compile("\"collective_seq_id\":1,\"profiling_name\":\"jccl:allReduce\","
+                + "\"is_p2p\":false,\"state\":\"scheduled\"");
+        java.util.concurrent.CountDownLatch seen = new java.util.concurrent.CountDownLatch(1);
         List<String> json = Jccl.runThreads(2, config(dir, 100), c -> {
             if (c.rank() == 1) {
-                Thread.sleep(1500);
+                // late until rank 0 has looked at its record (or given up looking)
+                assertTrue(seen.await(60, TimeUnit.SECONDS), "rank 0 never looked");
                 c.allReduce(new float[1]);
                 c.allReduce(new float[1]);
                 return "";
             }
-            Work w = c.allReduceAsync(Tensor.of(new float[1]));
-            Thread t = new Thread(() -> c.allReduce(new float[1]));
-            t.start();
-            Thread.sleep(700);
-            String seen = c.flightRecorderJson();
-            w.await();
-            t.join();
-            return seen;
+            String r0;
+            try {
+                Work w = c.allReduceAsync(Tensor.of(new float[1]));
+                Thread t = new Thread(() -> c.allReduce(new float[1]));
+                t.start();
+                // until the second call, waiting for its turn, is in the record (at most 30 s: then it never is)
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                r0 = c.flightRecorderJson();
+                while (!(started.matcher(r0).find() && scheduled.matcher(r0).find()) && System.nanoTime() < until) {
+                    Thread.sleep(10);
+                    r0 = c.flightRecorderJson();
+                }
+                seen.countDown();
+                w.await();
+                t.join();
+            } finally {
+                seen.countDown();
+            }
+            return r0;
         });
         String r0 = json.get(0);
-        assertTrue(Pattern.compile("\"collective_seq_id\":0,\"profiling_name\":\"jccl:allReduce\",\"is_p2p\":false,"
-                + "\"state\":\"started\"").matcher(r0).find(), r0);
-        assertTrue(Pattern.compile("\"collective_seq_id\":1,\"profiling_name\":\"jccl:allReduce\",\"is_p2p\":false,"
-                + "\"state\":\"scheduled\"").matcher(r0).find(), r0);
+        assertTrue(started.matcher(r0).find(), r0);
+        assertTrue(scheduled.matcher(r0).find(), r0);
     }
 
     @Test

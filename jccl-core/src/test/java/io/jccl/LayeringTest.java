@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -47,6 +48,10 @@ class LayeringTest {
     private static final Pattern COMMENTS_AND_STRINGS = Pattern.compile(
             "/\\*.*?\\*/|//[^\\n]*|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])'", Pattern.DOTALL);
 
+    /** A wildcard import of a package of jccl ({@code import io.jccl.pipeline.*;}): it names no class. */
+    private static final Pattern WILDCARD = Pattern.compile(
+            "\\bimport\\s+io\\s*\\.\\s*jccl((?:\\s*\\.\\s*[a-z][a-z0-9]*)*)\\s*\\.\\s*\\*\\s*;");
+
     private static String layerKey(String pkg, String cls) {
         if (pkg.equals("io.jccl")) {
             return cls.equals("Jccl") ? "io.jccl#entry" : "io.jccl#vocabulary";
@@ -76,31 +81,62 @@ class LayeringTest {
                 String rel = root.relativize(f).toString().replace('/', '.');
                 String cls = rel.substring(rel.lastIndexOf('.', rel.length() - 6) + 1, rel.length() - 5);
                 String pkg = rel.substring(0, rel.length() - cls.length() - 6);
-                String from = layerKey(pkg, cls);
-                int fromLayer = layerOf(from);
-                seen.merge(from, 1, Integer::sum);
-                String code = COMMENTS_AND_STRINGS.matcher(Files.readString(f)).replaceAll(" ");
-                if (from.equals("io.jccl#vocabulary") && Pattern.compile("\\bJccl\\s*\\.").matcher(code).find()) {
-                    violations.add(pkg + "." + cls + " (the API vocabulary) uses the entry point io.jccl.Jccl");
-                }
-                Matcher m = REFERENCE.matcher(code);
-                while (m.find()) {
-                    String toPkg = "io.jccl" + m.group(1);
-                    String to = layerKey(toPkg, m.group(2));
-                    if (to.equals(from)) {
-                        continue;
-                    }
-                    int toLayer = layerOf(to);
-                    boolean sideways = toLayer == fromLayer && fromLayer == TRANSPORTS;
-                    if (toLayer > fromLayer || sideways) {
-                        violations.add(pkg + "." + cls + " (" + from + ") uses " + toPkg + "." + m.group(2) + " ("
-                                + to + (sideways ? ", beside it" : ", above it") + ")");
-                    }
-                }
+                seen.merge(layerKey(pkg, cls), 1, Integer::sum);
+                violations.addAll(violations(pkg, cls, Files.readString(f)));
             }
         }
         assertTrue(seen.size() > 10, "read too few packages: " + seen);
         assertTrue(violations.isEmpty(), () -> violations.size() + " uses of a layer above:\n"
                 + String.join("\n", violations));
+    }
+
+    /** What class {@code cls} of package {@code pkg}, whose source is {@code source}, uses of the layers above. */
+    private static List<String> violations(String pkg, String cls, String source) {
+        List<String> violations = new ArrayList<>();
+        String from = layerKey(pkg, cls);
+        int fromLayer = layerOf(from);
+        String code = COMMENTS_AND_STRINGS.matcher(source).replaceAll(" ");
+        if (from.equals("io.jccl#vocabulary") && Pattern.compile("\\bJccl\\s*\\.").matcher(code).find()) {
+            violations.add(pkg + "." + cls + " (the API vocabulary) uses the entry point io.jccl.Jccl");
+        }
+        Matcher m = REFERENCE.matcher(code);
+        while (m.find()) {
+            check(violations, pkg, cls, from, fromLayer, "io.jccl" + m.group(1), m.group(2));
+        }
+        // a wildcard import may bring in any class of the package: it counts as a use of the package (of io.jccl
+        // itself, of its vocabulary: a use of the entry point Jccl is a reference of its own)
+        Matcher w = WILDCARD.matcher(code);
+        while (w.find()) {
+            check(violations, pkg, cls, from, fromLayer, "io.jccl" + w.group(1).replaceAll("\\s", ""), "*");
+        }
+        return violations;
+    }
+
+    private static void check(List<String> violations, String pkg, String cls, String from, int fromLayer,
+                              String toPkg, String toCls) {
+        String to = layerKey(toPkg, toCls);
+        if (to.equals(from)) {
+            return;
+        }
+        int toLayer = layerOf(to);
+        boolean sideways = toLayer == fromLayer && fromLayer == TRANSPORTS;
+        if (toLayer > fromLayer || sideways) {
+            violations.add(pkg + "." + cls + " (" + from + ") uses " + toPkg + "." + toCls + " (" + to
+                    + (sideways ? ", beside it" : ", above it") + ")");
+        }
+    }
+
+    /** The scan itself: qualified names and imports, single and wildcard, up and sideways; comments do not count. */
+    @Test
+    void shouldSeeEveryKindOfUse() {
+        assertEquals(List.of(), violations("io.jccl.step", "X", "import io.jccl.transport.Frame;\n"
+                + "import io.jccl.buffer.*;\nimport io.jccl.*;\n// import io.jccl.pipeline.*;\n"));
+        assertEquals(1, violations("io.jccl.step", "X", "import io.jccl.pipeline.*;\n").size());
+        assertEquals(1, violations("io.jccl.step", "X", "import   io.jccl.algorithm .* ;\n").size());
+        assertEquals(1, violations("io.jccl.step", "X", "import io.jccl.pipeline.AlgorithmSelector;\n").size());
+        assertEquals(1, violations("io.jccl.step", "X", "Object o = io.jccl.rendezvous.Rendezvous.class;").size());
+        assertEquals(1, violations("io.jccl.transport.tcp", "X", "import io.jccl.transport.shm.*;\n").size());
+        assertEquals(1, violations("io.jccl.transport.tcp", "X", "import static io.jccl.transport.shm.PeerWatch.*;")
+                .size());
     }
 }

@@ -7,7 +7,9 @@ import net.jqwik.api.constraints.IntRange;
 import java.time.Duration;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -60,15 +62,28 @@ class MismatchPropertyTest {
             comm.barrier(); // the root of an eager shared-memory broadcast returns at once: its next call fails
             return null;
         });
+        // every rank fails with the mismatch itself or with a peer's abort that names it; at least one rank (one
+        // that saw the other's call) raises the CollectiveMismatchException (as RankHarness.assertEveryRankFails)
+        int mismatches = 0;
         for (int r = 0; r < world; r++) {
             Throwable e = out.get(r).error;
             int rank = r;
             assertNotNull(e, () -> "rank " + rank + " returned normally; kinds " + kind + "/" + k2);
-            assertInstanceOf(JcclException.class, e);
-            assertTrue(!(e instanceof CollectiveTimeoutException), () -> "rank " + rank + " hung: " + e);
-            if (e instanceof PeerAbortedException) {
-                assertTrue(((PeerAbortedException) e).reason().contains("mismatch"), e.getMessage());
+            if (e instanceof CollectiveMismatchException) {
+                CollectiveMismatchException m = (CollectiveMismatchException) e;
+                assertEquals(r, m.rank(), m.getMessage());
+                assertNotEquals(r, m.peer(), m.getMessage());
+                assertTrue(m.getMessage().contains("mismatch with rank " + m.peer() + " in " + m.field()),
+                        m.getMessage());
+                mismatches++;
+            } else {
+                PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e,
+                        () -> "rank " + rank + " failed otherwise than by the mismatch (kinds " + kind + "/" + k2
+                                + "): " + e);
+                assertTrue(a.reason().contains("mismatch"), a.getMessage());
             }
         }
+        assertTrue(mismatches >= 1, () -> "no rank raised the CollectiveMismatchException (kinds " + kind + "/" + k2
+                + "): " + out.stream().map(o -> String.valueOf(o.error)).toList());
     }
 }

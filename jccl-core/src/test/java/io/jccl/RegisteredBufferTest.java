@@ -175,7 +175,22 @@ class RegisteredBufferTest {
                 for (int i = 0; i < r.count(); i++) {
                     ok &= ((float[]) r.array())[r.offset() + i] == 6f;
                 }
+                // distinct values on every rank, then rank 1's everywhere
+                float[] mine = new float[t.count()];
+                for (int i = 0; i < mine.length; i++) {
+                    mine[i] = 100 * (comm.rank() + 1) + i % 97;
+                }
+                Buf m = new Buf(DataType.FLOAT32, mine, 0, t.count());
+                if (t.isBuffer()) {
+                    fill(t, m);
+                } else {
+                    m.copyTo(new Buf(t.dtype(), t.array(), t.offset(), t.count()), 0);
+                }
                 comm.broadcast(t, 1);
+                Buf got = t.isBuffer() ? read(t) : new Buf(t.dtype(), t.array(), t.offset(), t.count());
+                for (int i = 0; i < got.count(); i++) {
+                    ok &= ((float[]) got.array())[got.offset() + i] == 200 + i % 97;
+                }
             }
             return ok;
         });

@@ -229,7 +229,15 @@ class ReliabilityTest {
                     return t;
                 }
             }, TransportKind.THREADS);
-            Thread.sleep(300);
+            // in flight: the flight recorder shows the call started (it then waits for ranks 1 and 2, who never come)
+            String started = "\"collective_seq_id\":0,\"profiling_name\":\"jccl:allReduce\",\"is_p2p\":false,"
+                    + "\"state\":\"started\"";
+            long inFlightBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!comm.flightRecorderJson().contains(started) && !call.isDone() && System.nanoTime() < inFlightBy) {
+                Thread.sleep(5);
+            }
+            assertTrue(comm.flightRecorderJson().contains(started) && !call.isDone(),
+                    () -> "the call is not in flight: " + comm.flightRecorderJson());
             long start = System.nanoTime();
             if (close) {
                 comm.close();

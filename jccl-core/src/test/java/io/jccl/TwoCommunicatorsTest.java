@@ -29,6 +29,7 @@ class TwoCommunicatorsTest {
         List<Transport> transports = TransportKind.LOCAL.connect(3);
         CommunicatorConfig config = CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(20));
         List<CompletableFuture<float[]>> ranks = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean exercised = new java.util.concurrent.atomic.AtomicBoolean();
         for (int r = 0; r < 3; r++) {
             Transport t = transports.get(r);
             int rank = r;
@@ -41,7 +42,15 @@ class TwoCommunicatorsTest {
                         // publishes allReduce #0's signature in the arena, then waits there for ranks 1 and 2 ...
                         Work w = world.allReduceAsync(Tensor.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT
                                 .withAlgorithm(Algorithm.SHARED_MEMORY));
-                        Thread.sleep(200); // ... while rank 2 waits for rank 1 in the other communicator's barrier #0
+                        // ... while rank 2 waits for rank 0 in the other communicator's barrier #0: rank 0 joins it
+                        // only once its signature is in the arena and rank 2 waits there
+                        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                        while (!(t.arena().publishedSignature(0) != null && waitingInBarrier("two-comms-rank-2"))
+                                && System.nanoTime() < until) {
+                            Thread.sleep(1);
+                        }
+                        // (rank 2 may have failed instead: its outcome below says why)
+                        exercised.set(t.arena().publishedSignature(0) != null && waitingInBarrier("two-comms-rank-2"));
                         other.barrier(CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DISSEMINATION));
                         w.await();
                     } else {
@@ -56,12 +65,29 @@ class TwoCommunicatorsTest {
             }, run -> new Thread(run, "two-comms-rank-" + rank).start()));
         }
         for (CompletableFuture<float[]> f : ranks) {
-            assertArrayEquals(new float[] {6}, f.get(30, TimeUnit.SECONDS));
+            assertArrayEquals(new float[] {6}, f.get(60, TimeUnit.SECONDS));
         }
         for (Transport t : transports) {
             t.close();
         }
+        assertTrue(exercised.get(), "rank 0 joined the barrier before its signature was published and rank 2 waited "
+                + "there: the case was not exercised");
     }
+    /** Whether the thread named {@code name} is parked (waiting) inside a barrier. */
+    private static boolean waitingInBarrier(String name) {
+        for (Thread th : Thread.getAllStackTraces().keySet()) {
+            if (th.getName().equals(name) && (th.getState() == Thread.State.WAITING
+                    || th.getState() == Thread.State.TIMED_WAITING)) {
+                for (StackTraceElement e : th.getStackTrace()) {
+                    if (e.getMethodName().equals("barrier")) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
     /**
      * Closing a sub-group while one of its calls waited interrupted the parent's transport, whose arena then kept
      * returning from every later wait at once: the world's next shared-memory waits spun without yielding, parking or

@@ -35,11 +35,39 @@ class VersionTest {
         assertEquals("dev", Main.Version.version(null, null));
     }
 
+    /**
+     * What {@code -V} must print here: the pom's version where Maven's pom.properties is on the class path (the
+     * module run from its jar), else the manifest's, else "dev" (the module run from target/classes, whose classes
+     * Maven has not packaged yet).
+     */
+    private static String expectedVersion() throws Exception {
+        if (Main.class.getResource(Main.Version.POM_PROPERTIES) != null) {
+            return pomVersion();
+        }
+        String manifest = Main.class.getPackage().getImplementationVersion();
+        return manifest == null || manifest.isBlank() ? "dev" : manifest;
+    }
+
     @Test
-    void everyCommandThatListsDashVPrintsTheSameVersion() {
+    void thePomPropertiesOnTheClassPathIsThePomsVersion() throws Exception {
+        assertTrue(pomVersion().matches("\\d+\\.\\d+\\.\\d+[\\w.-]*"), pomVersion());
+        try (java.io.InputStream in = Main.class.getResourceAsStream(Main.Version.POM_PROPERTIES)) {
+            if (in != null) {
+                assertEquals(pomVersion(), Main.Version.version(in, null));
+            } else {
+                // not packaged: the classes' directory has none (Maven writes it into the jar)
+                assertTrue(Main.class.getProtectionDomain().getCodeSource().getLocation().getPath().endsWith(
+                        "/classes/"), Main.class.getProtectionDomain().getCodeSource().getLocation().toString());
+            }
+        }
+    }
+
+    @Test
+    void everyCommandThatListsDashVPrintsTheSameVersion() throws Exception {
         Cli top = Cli.run("-V");
         assertEquals(0, top.status, top.both());
         String line = top.out.strip();
+        assertEquals("jccl " + expectedVersion(), line);
         assertTrue(line.matches("jccl (dev|\\d+\\.\\d+\\.\\d+[\\w.-]*)"), line);
         List<String> checked = new ArrayList<>();
         for (Map.Entry<String, CommandLine> sub : Main.commandLine().getSubcommands().entrySet()) {

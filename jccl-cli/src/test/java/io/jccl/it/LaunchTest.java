@@ -81,15 +81,24 @@ class LaunchTest {
     void shouldNotWaitForAProcessARankLeftHoldingItsOutput() throws Exception {
         long start = System.nanoTime();
         int[] status = new int[1];
+        // the rank says which process it leaves: that one is killed afterwards (by the time the launcher has
+        // returned it is nobody's descendant any more), and no other process that happens to run "sleep 617"
+        List<String> out = launch(List.of("-n", "1", "--cpu-bind", "none", "--", "sh", "-c",
+                "echo started; sleep 617 & echo leftover $!; exit 0"), status);
         try {
-            List<String> out = launch(List.of("-n", "1", "--cpu-bind", "none", "--", "sh", "-c",
-                    "echo started; sleep 617 & exit 0"), status);
             assertEquals(0, status[0], String.join("\n", out));
             assertTrue(out.contains("[rank 0] started"), String.join("\n", out));
             assertTrue(System.nanoTime() - start < 30_000_000_000L, "the launcher waited for the leftover process");
         } finally {
-            new ProcessBuilder("pkill", "-f", "sleep 617").start().waitFor();
+            for (String l : out) {
+                if (l.startsWith("[rank 0] leftover ")) {
+                    ProcessHandle.of(Long.parseLong(l.substring("[rank 0] leftover ".length()).trim()))
+                            .filter(h -> h.info().command().map(c -> c.endsWith("sleep")).orElse(false))
+                            .ifPresent(ProcessHandle::destroyForcibly);
+                }
+            }
         }
+        assertTrue(out.stream().anyMatch(l -> l.startsWith("[rank 0] leftover ")), String.join("\n", out));
     }
 
     @org.junit.jupiter.api.Test

@@ -62,7 +62,12 @@ class ProcessFaultTest {
                         + " named rank 2 after " + detectMs + " ms");
                 assertTrue(detectMs < 5000, "rank " + r + " took " + detectMs + " ms\n" + job.dump());
             }
-            // survivors removed their own segments on close, and the dead rank's when they saw it die
+            if (zombie) {
+                // the premise: rank 2's JVM is a child of the never-reaping parent, which is the process started
+                assertFalse(job.processes.get(2).pid() == job.rankPid(2, 1), job.dump());
+            }
+            // survivors removed their own segments on close, and the dead rank's when they saw it die (by the pids
+            // the ranks' JVMs printed: the zombie's is not the started process's)
             List<String> left = job.leftoverSegments();
             assertTrue(left.isEmpty(), () -> "left behind: " + left);
         }

@@ -133,11 +133,32 @@ final class ProcessJob implements AutoCloseable {
         return null;
     }
 
-    /** Shared-memory segments in /dev/shm still owned by one of this job's processes. */
-    List<String> leftoverSegments() throws IOException {
+    /**
+     * The pid of rank {@code r}'s JVM, from its {@code READY rank r pid N} line (see {@link FaultWorker}), waiting up
+     * to {@code seconds}. Under a wrapper (the zombie's parent, the test bed's script) {@link Process#pid()} is the
+     * wrapper's pid, not the rank's.
+     */
+    long rankPid(int r, long seconds) throws InterruptedException {
+        String l = line(r, "READY rank ", seconds);
+        if (l == null) {
+            throw new AssertionError("rank " + r + " never printed its READY line\n" + dump());
+        }
+        String[] f = l.split(" "); // READY rank <r> pid <pid>
+        if (f.length != 5 || !f[2].equals(Integer.toString(r)) || !f[3].equals("pid")) {
+            throw new AssertionError("rank " + r + ": not a READY line of this rank: " + l + "\n" + dump());
+        }
+        return Long.parseLong(f[4]);
+    }
+
+    /**
+     * Shared-memory segments in /dev/shm still owned by one of this job's ranks: by the pid each rank's JVM
+     * printed (every rank must have printed it), or by a process this job started.
+     */
+    List<String> leftoverSegments() throws IOException, InterruptedException {
         java.util.Set<Long> pids = new java.util.HashSet<>();
-        for (Process p : processes) {
-            pids.add(p.pid());
+        for (int r = 0; r < processes.size(); r++) {
+            pids.add(rankPid(r, 1));
+            pids.add(processes.get(r).pid());
         }
         return segmentsOwnedBy(pids);
     }
@@ -178,16 +199,30 @@ final class ProcessJob implements AutoCloseable {
         return sb.toString();
     }
 
+    /**
+     * Kills every process of the job: each started process and its descendants (the rank's JVM under a wrapper:
+     * killing the wrapper alone would leave it running), then waits up to 10 s for them to be gone.
+     */
     @Override
     public void close() {
+        List<ProcessHandle> all = new ArrayList<>();
         for (Process p : processes) {
-            p.destroyForcibly();
+            // the descendants first, while they are still this process's: once it is gone they are re-parented
+            p.toHandle().descendants().forEach(all::add);
+            all.add(p.toHandle());
         }
-        for (Process p : processes) {
+        for (ProcessHandle h : all) {
+            h.destroyForcibly();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (ProcessHandle h : all) {
             try {
-                p.waitFor(10, TimeUnit.SECONDS);
+                h.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                return;
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // a killed child of a wrapper is a zombie until its new parent reaps it: nothing more to do here
             }
         }
     }

@@ -447,9 +447,17 @@ class HierarchicalAllReduceTest {
             String o = outcomes.get(r);
             assertTrue(o.contains("rank 3"), "rank " + r + " does not name rank 3: " + o);
         }
-        Thread.sleep(200);
-        assertEquals(0, Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith("jccl-hierarchical")).count(), "threads left behind");
+        // the pipeline's threads end once the calls have (a thread may still be finishing): at most 10 s
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!pipelineThreads().isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertEquals(List.of(), pipelineThreads(), "threads left behind");
+    }
+
+    private static List<String> pipelineThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive()
+                && t.getName().startsWith("jccl-hierarchical")).map(Thread::getName).sorted().toList();
     }
 
     private static void checkSums(int[] hostOf, int n, boolean linkBound, boolean hostArenas) throws Exception {

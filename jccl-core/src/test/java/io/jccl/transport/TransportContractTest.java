@@ -266,9 +266,10 @@ class TransportContractTest {
             Frame abort = AbstractTransport.abortFrame(abort(0, COLLECTIVE, 0), "closed by another thread");
             long start = System.nanoTime();
             r0.interrupt(abort);
-            Frame f = waiting.get(5, TimeUnit.SECONDS);
+            // ended by the interrupt, not by the receive's 30 s deadline: a bound against a hang, not a speed
+            Frame f = waiting.get(20, TimeUnit.SECONDS);
             long ms = (System.nanoTime() - start) / 1_000_000;
-            assertTrue(ms < 750, "the receive took " + ms + " ms to end");
+            assertTrue(ms < 15_000, "the receive took " + ms + " ms to end (its deadline was 30 s)");
             assertTrue(f.header().isAbort());
             assertEquals("closed by another thread", reason(f));
             Frame next = r0.receive(2, P2P, in(Duration.ofSeconds(5)));
@@ -515,9 +516,10 @@ class TransportContractTest {
             Thread.sleep(200);
             long start = System.nanoTime();
             t.get(2).abortPeers(new int[] {0}, abort(2, COLLECTIVE, 0), "rank 2 failed");
-            Frame f = waiting.get(5, TimeUnit.SECONDS);
+            // ended by the abort, not by the receive's 30 s deadline: a bound against a hang, not a speed
+            Frame f = waiting.get(20, TimeUnit.SECONDS);
             long ms = (System.nanoTime() - start) / 1_000_000;
-            assertTrue(ms < 1000, "the posted receive took " + ms + " ms to see the abort");
+            assertTrue(ms < 15_000, "the posted receive took " + ms + " ms to see the abort (its deadline was 30 s)");
             assertTrue(f.header().isAbort());
             assertEquals("rank 2 failed", reason(f));
         });
@@ -555,12 +557,13 @@ class TransportContractTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(TransportKind.class)
     void sendAfterCloseFailsWithAnException(TransportKind kind) throws Exception {
+        // see assertFailsAsClosed
         withTransports(kind, t -> {
             t.get(0).close();
             t.get(0).close(); // twice is harmless
             assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
-                assertThrows(RuntimeException.class, () -> send(t.get(0), 1, COLLECTIVE, 0, 4));
-                assertThrows(RuntimeException.class, () -> send(t.get(0), 2, P2P, 0, LARGE));
+                assertFailsAsClosed(kind, 1, () -> send(t.get(0), 1, COLLECTIVE, 0, 4));
+                assertFailsAsClosed(kind, 2, () -> send(t.get(0), 2, P2P, 0, LARGE));
             });
         });
     }
@@ -587,5 +590,25 @@ class TransportContractTest {
     /** Sizes of the frames released in turn: pooled ones of two capacities, and small ones. */
     private static int released(int round) {
         return round % 3 == 0 ? LARGE : round % 3 == 1 ? LARGE / 2 + 1 : 10;
+    }
+
+    /**
+     * A send on a closed transport fails saying so: the local and shared-memory transports with a JcclException
+     * "the ... transport is closed". The TCP transport's sockets are closed under it, and its send reports the
+     * peer lost ("connection to rank {@code dst} lost while sending ... the process died or was killed"), which
+     * blames the peer for this rank's own close: checked as it is (the type and the peer it names), so that a
+     * change shows here.
+     */
+    private static void assertFailsAsClosed(TransportKind kind, int dst,
+                                            org.junit.jupiter.api.function.Executable send) {
+        if (kind == TransportKind.TCP) {
+            PeerLostException e = assertThrows(PeerLostException.class, send);
+            assertTrue(e.getMessage().contains("connection to rank " + dst + " lost while sending"), e.getMessage());
+            return;
+        }
+        io.jccl.JcclException e = assertThrows(io.jccl.JcclException.class, send);
+        assertEquals(io.jccl.JcclException.class, e.getClass(), e.toString());
+        assertTrue(e.getMessage().contains("rank 0: the ") && e.getMessage().endsWith(" transport is closed"),
+                e.getMessage());
     }
 }

@@ -97,25 +97,34 @@ class BarrierRendezvousTest {
     }
 
     /**
-     * AUTO's parameters as programs give them, differently per rank (rank 0 latency-dear ones, rank 1 none, ranks 2
-     * and 3 bandwidth-dear ones, which alone choose another allgather): every rank takes rank 0's, as
-     * {@code Rendezvous} does, and chooses alike. Before, the given ones won, and a rank given none ran with the
-     * defaults while rank 0, given its own, sent none.
+     * AUTO's parameters as programs give them, differently per rank (rank 0 one set, rank 1 none, ranks 2 and 3
+     * another, chosen so that rank 0's alone choose another allgather than both the others' and the defaults'):
+     * every rank takes rank 0's, as {@code Rendezvous} does, and chooses what rank 0's parameters choose. Before,
+     * the given ones won, and a rank given none ran with the defaults while rank 0, given its own, sent none.
      */
     @Test
     void everyRankTakesRankZerosTuningParameters() throws InterruptedException {
         int world = 4;
+        long bytes = 1024L * Float.BYTES; // the allgather's input, as algorithmFor counts it
         String latencyDear = "tcp.link.alpha_us=100000\ntcp.link.beta_us_per_byte=0.000001\n";
         String bandwidthDear = "tcp.link.alpha_us=0.001\ntcp.link.beta_us_per_byte=10\n";
-        assertNotEquals(new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(latencyDear), "tcp",
-                0, world).choose(io.jccl.OpType.ALL_GATHER, 4L << 12),
-                new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(bandwidthDear), "tcp", 0,
-                        world).choose(io.jccl.OpType.ALL_GATHER, 4L << 12), "the premise: they choose differently");
+        io.jccl.Algorithm defaults = new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.defaults(),
+                "tcp", 0, world).choose(io.jccl.OpType.ALL_GATHER, bytes);
+        io.jccl.Algorithm latency = new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(
+                latencyDear), "tcp", 0, world).choose(io.jccl.OpType.ALL_GATHER, bytes);
+        io.jccl.Algorithm bandwidth = new io.jccl.pipeline.AlgorithmSelector(io.jccl.pipeline.CostModel.parse(
+                bandwidthDear), "tcp", 0, world).choose(io.jccl.OpType.ALL_GATHER, bytes);
+        assertNotEquals(latency, bandwidth, "the premise: they choose differently");
+        // rank 0 gets the parameters whose choice differs from the defaults', ranks 2 and 3 the others
+        String rank0s = latency != defaults ? latencyDear : bandwidthDear;
+        String others = latency != defaults ? bandwidthDear : latencyDear;
+        io.jccl.Algorithm expected = latency != defaults ? latency : bandwidth;
+        assertNotEquals(defaults, expected, "the premise: rank 0's choose otherwise than the defaults");
         ThreadGather gather = new ThreadGather(world);
         List<Object> results = onThreads(world, rank -> {
             CommunicatorConfig c = config(Map.of());
             if (rank != 1) {
-                c = c.withTuneParameters(rank == 0 ? latencyDear : bandwidthDear);
+                c = c.withTuneParameters(rank == 0 ? rank0s : others);
             }
             try (Communicator comm = BarrierRendezvous.connect(rank, world, IDENTITY, "127.0.0.1", "tcp",
                     gather.rank(rank), c)) {
@@ -125,9 +134,9 @@ class BarrierRendezvousTest {
             }
         });
         for (int r = 0; r < world; r++) {
-            assertEquals(results.get(0), results.get(r), "rank " + r + ": " + results);
+            assertEquals(expected.toString(), results.get(r), "rank " + r + " (rank 0's parameters choose "
+                    + expected + ", the others' and the defaults' " + defaults + "): " + results);
         }
-        assertTrue(results.get(0) instanceof String, () -> "failed: " + results);
     }
 
     /** Rank 0's program gives parameters that do not parse: every rank fails after the first round, saying so. */

@@ -8,6 +8,7 @@ import org.apache.spark.sql.SparkSession;
 import java.util.Iterator;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What the Spark tests share: the session, the tolerance, the failure checks. */
@@ -123,10 +124,24 @@ final class SparkTestSessions {
      * Attempt 0 of the stage: the task of the last partition failed ({@code cause} in its reason), and each of the
      * {@code peers} others ended within 10 s of it (not after jccl's 30-minute collective timeout or Spark's
      * 365-day barrier timeout), with a jccl exception as their reason if {@code requireJcclReason} (Spark reports
-     * a task it had asked to kill as killed, whatever it threw).
+     * a task it had asked to kill as killed, whatever it threw). {@code attempt0} must hold all {@code peers + 1}
+     * tasks of the attempt, one per partition.
      */
     static void assertPeersFailedFast(List<TaskEnds.End> attempt0, int peers, String cause,
                                       boolean requireJcclReason) {
+        // every task of the attempt ended (awaitFailedAttempt returns what it has when it times out): one per
+        // partition, else the checks below would pass having seen no peer
+        assertEquals(peers + 1, attempt0.size(), "not every task of attempt 0 ended (" + (peers + 1)
+                + " expected): " + attempt0);
+        java.util.Set<Integer> partitions = new java.util.TreeSet<>();
+        java.util.Set<Integer> expected = new java.util.TreeSet<>();
+        for (int p = 0; p <= peers; p++) {
+            expected.add(p);
+        }
+        for (TaskEnds.End e : attempt0) {
+            partitions.add(e.partition);
+        }
+        assertEquals(expected, partitions, "a partition ended twice or is missing: " + attempt0);
         TaskEnds.End failed = null;
         for (TaskEnds.End e : attempt0) {
             if (e.partition == peers && !e.successful && e.reason.contains(cause)) {

@@ -177,39 +177,46 @@ class TrainingEquivalenceTest {
     @Test
     void shouldAverageGradientsWhereTheRegisteredRegionIsFull() throws Exception {
         io.jccl.store.InMemoryStore store = new io.jccl.store.InMemoryStore();
-        List<java.util.concurrent.CompletableFuture<io.jccl.Communicator>> comms = new java.util.ArrayList<>();
-        for (int r = 0; r < 2; r++) {
-            int rank = r;
-            comms.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> new io.jccl.pipeline.DefaultCommunicator(
-                    io.jccl.transport.shm.ShmTransport.connect(rank, 2, store,
-                            io.jccl.transport.shm.ShmTransport.defaultDirectory(), 64 << 10, 1 << 20, 40960,
-                            Duration.ofSeconds(30)), CommunicatorConfig.fromEnvironment())));
-        }
-        List<java.util.concurrent.CompletableFuture<float[]>> done = new java.util.ArrayList<>();
-        for (java.util.concurrent.CompletableFuture<io.jccl.Communicator> f : comms) {
-            io.jccl.Communicator comm = f.get(60, TimeUnit.SECONDS);
-            done.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-                try (comm) {
-                    float[] grads = new float[8192 + 16384];
-                    // a 32 KiB bucket fits the 40 KiB region (and is read in place: above 16 KiB), a 64 KiB one,
-                    // filled first, does not
-                    DistributedDataParallel ddp = new DistributedDataParallel(comm, List.of(
-                            new DistributedDataParallel.Parameter("small", grads, 0, 8192),
-                            new DistributedDataParallel.Parameter("large", grads, 8192, 16384)), 32 << 10, true);
-                    assertEquals(2, ddp.bucketCount());
-                    assertEquals(1, ddp.allocatedBuckets());
-                    java.util.Arrays.fill(grads, comm.rank() * 2 + 1); // 1 and 3: the mean is 2
-                    ddp.markReady(1);
-                    ddp.markReady(0);
-                    ddp.finish();
-                    return grads;
-                }
-            }));
-        }
-        for (java.util.concurrent.CompletableFuture<float[]> f : done) {
-            for (float g : f.get(60, TimeUnit.SECONDS)) {
-                assertEquals(2f, g);
+        // a thread per rank: the two wait for each other (to connect, then in the allreduces), and the common pool
+        // may have one thread (JDK 25 on 2 cores), on which the second rank would wait behind the first for ever
+        java.util.concurrent.ExecutorService ranks = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            List<java.util.concurrent.CompletableFuture<io.jccl.Communicator>> comms = new java.util.ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                int rank = r;
+                comms.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> new io.jccl.pipeline.DefaultCommunicator(
+                        io.jccl.transport.shm.ShmTransport.connect(rank, 2, store,
+                                io.jccl.transport.shm.ShmTransport.defaultDirectory(), 64 << 10, 1 << 20, 40960,
+                                Duration.ofSeconds(30)), CommunicatorConfig.fromEnvironment()), ranks));
             }
+            List<java.util.concurrent.CompletableFuture<float[]>> done = new java.util.ArrayList<>();
+            for (java.util.concurrent.CompletableFuture<io.jccl.Communicator> f : comms) {
+                io.jccl.Communicator comm = f.get(60, TimeUnit.SECONDS);
+                done.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try (comm) {
+                        float[] grads = new float[8192 + 16384];
+                        // a 32 KiB bucket fits the 40 KiB region (and is read in place: above 16 KiB), a 64 KiB one,
+                        // filled first, does not
+                        DistributedDataParallel ddp = new DistributedDataParallel(comm, List.of(
+                                new DistributedDataParallel.Parameter("small", grads, 0, 8192),
+                                new DistributedDataParallel.Parameter("large", grads, 8192, 16384)), 32 << 10, true);
+                        assertEquals(2, ddp.bucketCount());
+                        assertEquals(1, ddp.allocatedBuckets());
+                        java.util.Arrays.fill(grads, comm.rank() * 2 + 1); // 1 and 3: the mean is 2
+                        ddp.markReady(1);
+                        ddp.markReady(0);
+                        ddp.finish();
+                        return grads;
+                    }
+                }, ranks));
+            }
+            for (java.util.concurrent.CompletableFuture<float[]> f : done) {
+                for (float g : f.get(60, TimeUnit.SECONDS)) {
+                    assertEquals(2f, g);
+                }
+            }
+        } finally {
+            ranks.shutdownNow();
         }
     }
 

@@ -67,9 +67,12 @@ class TrainingMisuseTest {
         assertEquals(1, a.originRank());
         assertTrue(a.reason().contains("rank 1") && a.reason().contains("[w]"), a.reason());
         assertTrue(message.get().contains("rank 1") && message.get().contains("[w]"), message.get());
-        if (afterwards.get() != null) { // the aborted communicator refuses the new step's allreduce
-            assertTrue(!String.valueOf(afterwards.get().getMessage()).contains("twice"), afterwards.get().toString());
-        }
+        // the step was reset (the new step's markReady is no "marked ready twice"), and the aborted communicator
+        // refuses the allreduce it starts
+        io.jccl.CommunicatorAbortedException refused = assertInstanceOf(io.jccl.CommunicatorAbortedException.class,
+                afterwards.get(), String.valueOf(afterwards.get()));
+        assertTrue(refused.getMessage().contains("allReduce refused: the communicator failed earlier")
+                && !refused.getMessage().contains("twice"), refused.getMessage());
     }
 
     @Test

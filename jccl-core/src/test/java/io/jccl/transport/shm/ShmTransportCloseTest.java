@@ -66,6 +66,12 @@ class ShmTransportCloseTest {
         return new FrameHeader(type, 0, DataType.FLOAT32.id(), 0xFF, 0xFF, source, -1, 1, count, 0, count, 0);
     }
 
+    /** Whether {@code t} is parked (in a wait that spun out), not running or done. */
+    private static boolean parked(Thread t) {
+        Thread.State s = t.getState();
+        return s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING;
+    }
+
     private static void assertClosed(Executable e) {
         JcclException x = assertThrows(JcclException.class, e);
         assertTrue(x.getMessage().contains("the shared-memory transport is closed"), x.getMessage());
@@ -78,6 +84,7 @@ class ShmTransportCloseTest {
         AtomicReference<Throwable> receiving = new AtomicReference<>();
         AtomicReference<Throwable> waiting = new AtomicReference<>();
         AtomicReference<Throwable> reducing = new AtomicReference<>();
+        java.util.concurrent.atomic.AtomicInteger reduces = new java.util.concurrent.atomic.AtomicInteger();
         Thread receiver = new Thread(() -> {
             try {
                 t[0].receive(1, 0, System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
@@ -101,6 +108,7 @@ class ShmTransportCloseTest {
                 while (true) { // reads rank 1's mapping until the close stops it
                     t[0].arena().reduce(1, 0, 0, acc, ReduceOp.SUM);
                     t[0].arena().reduce(1, 1, 0, new Buf(DataType.INT32, new int[1024], 0, 1024), ReduceOp.MAX);
+                    reduces.incrementAndGet();
                 }
             } catch (Throwable e) {
                 reducing.set(e);
@@ -109,7 +117,18 @@ class ShmTransportCloseTest {
         receiver.start();
         waiter.start();
         reducer.start();
-        Thread.sleep(300);
+        // the close comes once the receiver and the waiter have parked in their waits and the reducer has reduced
+        boolean receiverParked = false;
+        boolean waiterParked = false;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!(receiverParked && waiterParked && reduces.get() > 0) && System.nanoTime() < until) {
+            receiverParked |= parked(receiver);
+            waiterParked |= parked(waiter);
+            Thread.onSpinWait();
+        }
+        assertTrue(receiverParked && waiterParked && reduces.get() > 0, "not all in their waits: receiver "
+                + receiver.getState() + ", waiter " + waiter.getState() + ", " + reduces.get() + " reductions; "
+                + receiving.get() + " " + waiting.get() + " " + reducing.get());
         t[0].close();
         receiver.join(10_000);
         waiter.join(10_000);

@@ -14,10 +14,13 @@ import io.jccl.security.JobSecret;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -91,14 +95,27 @@ class TcpSecurityTest {
                     HandshakeDescriptor.PURPOSE_TRANSPORT, 2, 3));
             assertTrue(e.getMessage().contains("failed to prove the job secret"), e.getMessage());
         }
-        // the right secret, but a rank that is already connected
+        // the right secret, but a rank that is already connected: the handshake succeeds (the server checks the
+        // rank after it), then rank 1 refuses the connection, closes it and logs why, naming the rank claimed
+        PrintStream err = System.err;
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8)); // slf4j-simple looks System.err up
         try (Socket s = new Socket()) {
             s.connect(rank1);
-            Handshake.client(s.getInputStream(), s.getOutputStream(), secret, HandshakeDescriptor.PURPOSE_TRANSPORT, 2,
-                    3);
-            assertTrue(s.getInputStream().read() < 0, "a duplicate rank must be disconnected");
-        } catch (IOException expected) {
-            // refused before the accept message
+            int server = Handshake.client(s.getInputStream(), s.getOutputStream(), secret,
+                    HandshakeDescriptor.PURPOSE_TRANSPORT, 2, 3);
+            assertEquals(1, server);
+            assertTrue(closedByPeer(s), "a duplicate rank must be disconnected");
+            String refusal = "rank 1: refused a connection from ";
+            String why = "unexpected connection claiming rank 2";
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+            while (!logged(log, refusal, why) && System.nanoTime() < until) {
+                Thread.sleep(20); // the log line follows the close
+            }
+            assertTrue(logged(log, refusal, why), () -> "no refusal naming rank 2 logged: "
+                    + log.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(err);
         }
         allReduceWorks(comms);
         comms.forEach(Communicator::close);
@@ -108,6 +125,17 @@ class TcpSecurityTest {
                 s.connect(rank1, 1000);
             }
         });
+    }
+
+    /** Whether a line of {@code log} holds {@code a} and then {@code b}. */
+    private static boolean logged(ByteArrayOutputStream log, String a, String b) {
+        for (String line : log.toString(StandardCharsets.UTF_8).split("\n")) {
+            int i = line.indexOf(a);
+            if (i >= 0 && line.indexOf(b, i) > 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether the peer closes the connection (end of stream or reset) after what was sent. */
