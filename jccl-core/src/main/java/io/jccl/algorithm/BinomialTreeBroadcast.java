@@ -110,23 +110,37 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
 
     /** The tree of {@link #broadcast(CollectiveCall, Buf, int[])} alone, its steps numbered from {@code step}. */
     static void tree(CollectiveCall call, Buf data, int[] order, int step) {
-        int p = call.size();
-        int v = 0;
-        while (order[v] != call.rank()) {
-            v++;
+        tree(call, data, order, step, fromParent(call, data, order, step));
+    }
+
+    /**
+     * The first half of {@link #tree(CollectiveCall, Buf, int[], int)}: this rank's receives of {@code data}'s
+     * segments from its parent, posted now (so that the segments go straight into {@code data} however early they
+     * come), or null at the tree's root. Hand them to {@link #tree(CollectiveCall, Buf, int[], int, CollectiveCall.Receive[])}.
+     */
+    static CollectiveCall.Receive[] fromParent(CollectiveCall call, Buf data, int[] order, int step) {
+        int v = position(call, order);
+        if (v == 0) {
+            return null;
         }
         int seg = Math.max(1, segmentBytes(data.byteSize()) / data.dtype().sizeBytes());
         int segments = Math.max(1, (data.count() + seg - 1) / seg);
-        CollectiveCall.Receive[] fromParent = new CollectiveCall.Receive[segments];
-        int firstChild = 1;
-        if (v != 0) {
-            int parentBit = Integer.highestOneBit(v);
-            call.step(step + Integer.numberOfTrailingZeros(parentBit), "tree receive");
-            for (int j = 0; j < segments; j++) {
-                fromParent[j] = call.postRecv(order[v - parentBit], RingAllReduce.segment(data, j, seg), null);
-            }
-            firstChild = parentBit << 1;
+        CollectiveCall.Receive[] posted = new CollectiveCall.Receive[segments];
+        int parentBit = Integer.highestOneBit(v);
+        call.step(step + Integer.numberOfTrailingZeros(parentBit), "tree receive");
+        for (int j = 0; j < segments; j++) {
+            posted[j] = call.postRecv(order[v - parentBit], RingAllReduce.segment(data, j, seg), null);
         }
+        return posted;
+    }
+
+    /** The tree, this rank's receives from its parent already posted ({@link #fromParent}; null at the root). */
+    static void tree(CollectiveCall call, Buf data, int[] order, int step, CollectiveCall.Receive[] fromParent) {
+        int p = call.size();
+        int v = position(call, order);
+        int seg = Math.max(1, segmentBytes(data.byteSize()) / data.dtype().sizeBytes());
+        int segments = Math.max(1, (data.count() + seg - 1) / seg);
+        int firstChild = v == 0 ? 1 : Integer.highestOneBit(v) << 1;
         // segment by segment: a rank forwards segment j while segment j + 1 is still arriving
         for (int j = 0; j < segments; j++) {
             if (v != 0) {
@@ -139,5 +153,14 @@ public final class BinomialTreeBroadcast implements CollectiveAlgorithm {
                 }
             }
         }
+    }
+
+    /** This rank's position in the tree's {@code order}. */
+    private static int position(CollectiveCall call, int[] order) {
+        int v = 0;
+        while (order[v] != call.rank()) {
+            v++;
+        }
+        return v;
     }
 }

@@ -74,7 +74,9 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
      * on every host (the root's rail) broadcast it between hosts (the binomial tree over them, from the root's
      * host); each of them puts it into its exchange buffer and arrives without waiting, and goes on to the next
      * piece while its host's other ranks wait for it alone and copy the piece out. So a host's link carries the next
-     * piece while its ranks copy this one. The call was checked first ({@code HostLeaders.agree}); within a host
+     * piece while its ranks copy this one. The root puts and arrives before it sends, so that its host's ranks copy
+     * the piece while it crosses the hosts; the rail's other ranks post their receives of every piece at the start,
+     * so that each piece goes from the socket straight into the caller's buffer however far ahead the root runs. The call was checked first ({@code HostLeaders.agree}); within a host
      * the rounds compare signatures as the shared-memory broadcast does.
      */
     private static void throughHostArena(CollectiveCall call, HostLayout at, io.jccl.buffer.Buf data, int rootHost,
@@ -95,25 +97,44 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
         int n = data.count();
         int per = Math.max(1, SharedMemoryBroadcast.roundBytes(data.byteSize(), a.bufferBytes()) / elem);
         int treeSteps = (int) LinkCost.log2Ceil(hosts) + 1;
+        int pieces = (n + per - 1) / per;
+        CollectiveCall[] across = null;
+        CollectiveCall.Receive[][] posted = null;
+        boolean root = call.rank() == rail[0];
+        if (onRail) { // several hosts: the algorithm's unsupported() holds it
+            across = new CollectiveCall[pieces];
+            posted = new CollectiveCall.Receive[pieces][];
+            for (int k = 0; k < pieces; k++) {
+                // every piece's receives posted first, in order: the root runs ahead of the ranks that copy its
+                // pieces out, and a piece that came before its receive was read whole into a spare array and
+                // copied again
+                across[k] = call.subgroup(rail, firstStep + 2 + k * treeSteps);
+                posted[k] = root ? null : BinomialTreeBroadcast.fromParent(across[k],
+                        data.slice(k * per, Math.min(per, n - k * per)), railOrder, 0);
+            }
+        }
         a.enter();
         try {
-            int start = 0;
-            for (int k = 0; start < n; k++) {
+            for (int k = 0; k < pieces; k++) {
+                int start = k * per;
                 int m = Math.min(per, n - start);
                 io.jccl.buffer.Buf piece = data.slice(start, m);
                 long round = SharedRounds.begin(host, a);
                 int half = (int) (round & 1);
-                if (onRail) { // several hosts: the algorithm's unsupported() holds it
-                    BinomialTreeBroadcast.tree(call.subgroup(rail, firstStep + 2 + k * treeSteps), piece, railOrder,
-                            0);
+                if (onRail && !root) {
+                    BinomialTreeBroadcast.tree(across[k], piece, railOrder, 0, posted[k]);
+                }
+                if (onRail) {
                     a.put(half, 0, piece);
                 }
                 host.arriveEagerly(a, round, rootLocal);
+                if (root) { // after the arrival: the host's other ranks copy the piece out while it crosses the hosts
+                    BinomialTreeBroadcast.tree(across[k], piece, railOrder, 0, null);
+                }
                 if (!onRail) {
                     a.get(rootLocal, half, 0, piece);
                 }
                 host.countShared(onRail ? (long) m * elem : 0, onRail ? 0 : (long) m * elem);
-                start += m;
             }
         } finally {
             a.exit();
