@@ -75,9 +75,10 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
      * host); each of them puts it into its exchange buffer and arrives without waiting, and goes on to the next
      * piece while its host's other ranks wait for it alone and copy the piece out. So a host's link carries the next
      * piece while its ranks copy this one. The root puts and arrives before it sends, so that its host's ranks copy
-     * the piece while it crosses the hosts; the rail's other ranks post their receives of every piece at the start,
-     * so that each piece goes from the socket straight into the caller's buffer however far ahead the root runs. The call was checked first ({@code HostLeaders.agree}); within a host
-     * the rounds compare signatures as the shared-memory broadcast does.
+     * the piece while it crosses the hosts; the rail's other ranks keep the receives of the next {@link #AHEAD}
+     * pieces posted, so that each piece goes from the socket straight into the caller's buffer though the root runs
+     * ahead. The call was checked first ({@code HostLeaders.agree}); within a host the rounds compare signatures as
+     * the shared-memory broadcast does.
      */
     private static void throughHostArena(CollectiveCall call, HostLayout at, io.jccl.buffer.Buf data, int rootHost,
                                          int rootLocal, int firstStep) {
@@ -98,20 +99,14 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
         int per = Math.max(1, SharedMemoryBroadcast.roundBytes(data.byteSize(), a.bufferBytes()) / elem);
         int treeSteps = (int) LinkCost.log2Ceil(hosts) + 1;
         int pieces = (n + per - 1) / per;
-        CollectiveCall[] across = null;
-        CollectiveCall.Receive[][] posted = null;
         boolean root = call.rank() == rail[0];
-        if (onRail) { // several hosts: the algorithm's unsupported() holds it
-            across = new CollectiveCall[pieces];
-            posted = new CollectiveCall.Receive[pieces][];
-            for (int k = 0; k < pieces; k++) {
-                // every piece's receives posted first, in order: the root runs ahead of the ranks that copy its
-                // pieces out, and a piece that came before its receive was read whole into a spare array and
-                // copied again
-                across[k] = call.subgroup(rail, firstStep + 2 + k * treeSteps);
-                posted[k] = root ? null : BinomialTreeBroadcast.fromParent(across[k],
-                        data.slice(k * per, Math.min(per, n - k * per)), railOrder, 0);
-            }
+        // the rail's receives of the next AHEAD pieces posted before this one is waited for, in order: the root runs
+        // ahead of the ranks that copy its pieces out, and a piece that came before its receive was read whole into
+        // a spare array and copied again; a window, so that a small arena's many pieces do not all wait at once
+        CollectiveCall[] across = new CollectiveCall[AHEAD];
+        CollectiveCall.Receive[][] posted = new CollectiveCall.Receive[AHEAD][];
+        for (int k = 0; onRail && !root && k < Math.min(AHEAD, pieces); k++) {
+            postPiece(call, rail, railOrder, data, per, k, stepOf(firstStep, treeSteps, k), across, posted);
         }
         a.enter();
         try {
@@ -122,14 +117,19 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
                 long round = SharedRounds.begin(host, a);
                 int half = (int) (round & 1);
                 if (onRail && !root) {
-                    BinomialTreeBroadcast.tree(across[k], piece, railOrder, 0, posted[k]);
+                    BinomialTreeBroadcast.tree(across[k % AHEAD], piece, railOrder, 0, posted[k % AHEAD]);
+                    if (k + AHEAD < pieces) {
+                        postPiece(call, rail, railOrder, data, per, k + AHEAD, stepOf(firstStep, treeSteps, k + AHEAD),
+                                across, posted);
+                    }
                 }
                 if (onRail) {
                     a.put(half, 0, piece);
                 }
                 host.arriveEagerly(a, round, rootLocal);
                 if (root) { // after the arrival: the host's other ranks copy the piece out while it crosses the hosts
-                    BinomialTreeBroadcast.tree(across[k], piece, railOrder, 0, null);
+                    BinomialTreeBroadcast.tree(call.subgroup(rail, stepOf(firstStep, treeSteps, k)), piece,
+                            railOrder, 0, null);
                 }
                 if (!onRail) {
                     a.get(rootLocal, half, 0, piece);
@@ -139,6 +139,23 @@ public final class HierarchicalBroadcast extends HierarchicalAlgorithm {
         } finally {
             a.exit();
         }
+    }
+
+    /** Pieces of {@link #throughHostArena} whose receives a rail rank keeps posted ahead of the one it waits for. */
+    private static final int AHEAD = 8;
+
+    /** The first step of piece {@code k}'s tree across the hosts: after the check's 2, {@code treeSteps} a piece. */
+    private static int stepOf(int firstStep, int treeSteps, int k) {
+        return firstStep + 2 + k * treeSteps;
+    }
+
+    /** Posts the receives of piece {@code k} ({@code per} elements each) from the rail's tree into slot k % AHEAD. */
+    private static void postPiece(CollectiveCall call, int[] rail, int[] railOrder, io.jccl.buffer.Buf data, int per,
+                                  int k, int stepBase, CollectiveCall[] across, CollectiveCall.Receive[][] posted) {
+        int n = data.count();
+        across[k % AHEAD] = call.subgroup(rail, stepBase);
+        posted[k % AHEAD] = BinomialTreeBroadcast.fromParent(across[k % AHEAD],
+                data.slice(k * per, Math.min(per, n - k * per)), railOrder, 0);
     }
 
     /**
