@@ -62,9 +62,10 @@ class AsyncAndBuffersTest {
     @ParameterizedTest
     @EnumSource(TransportKind.class)
     void actionsChainedToAnAsynchronousCallMayMakeCallsOfTheirOwn(TransportKind kind) throws Exception {
-        // rank 1 sends once rank 0's irecv is posted and its action chained: the irecv then completes on the
-        // communicator's thread, which runs the action (were it complete already, the action would run at once on
-        // rank 0's own thread, and the case would not be exercised)
+        // rank 1 sends once rank 0's irecv is posted and its action chained: the irecv then completes later, and its
+        // action runs on a completion thread of jccl's ("jccl-work-completion"), never on the thread that delivered
+        // the message (were it complete already, the action would run at once on rank 0's own thread, and the case
+        // would not be exercised)
         java.util.concurrent.CountDownLatch chained = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.atomic.AtomicReference<String> actionThread = new java.util.concurrent.atomic.AtomicReference<>();
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(kind, 2, Duration.ofSeconds(20), comm -> {

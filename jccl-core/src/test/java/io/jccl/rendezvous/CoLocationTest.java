@@ -21,6 +21,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** Who shares memory with whom, from the ranks' views of each other's co-location probes. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class CoLocationTest {
+    /**
+     * A thread per rank: the ranks wait for each other, and the common pool may have fewer threads than ranks (one
+     * on JDK 25 with 2 cores).
+     */
+    private static final java.util.concurrent.Executor THREADS = r -> {
+        Thread t = new Thread(r, "rank");
+        t.setDaemon(true);
+        t.start();
+    };
+
 
     /**
      * A rank that could not write its own probe (its shared-memory directory full, read-only or missing) saw itself
@@ -54,7 +64,7 @@ class CoLocationTest {
                 } catch (RuntimeException e) {
                     return e.toString();
                 }
-            }));
+            }, THREADS));
         }
         List<String> out = new ArrayList<>();
         for (CompletableFuture<String> f : fs) {
@@ -91,7 +101,7 @@ class CoLocationTest {
         for (int r = 0; r < hosts.length; r++) {
             int rank = r;
             fs.add(CompletableFuture.supplyAsync(() -> Rendezvous.shareMemory(rank, hosts.length, store, dir,
-                    Duration.ofSeconds(20))));
+                    Duration.ofSeconds(20)), THREADS));
         }
         List<String> out = new ArrayList<>();
         for (CompletableFuture<String[]> f : fs) {
