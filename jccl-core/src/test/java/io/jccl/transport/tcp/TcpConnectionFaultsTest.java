@@ -190,6 +190,87 @@ class TcpConnectionFaultsTest {
     }
 
     /**
+     * A store whose reads fail once {@link #fail} is called, as the rendezvous's does once a rank has published that
+     * its set-up failed (SetupStore): the TCP transport's seam to that failure.
+     */
+    private static final class FailingStore implements io.jccl.store.Store {
+        private final io.jccl.store.InMemoryStore inner = new io.jccl.store.InMemoryStore();
+        private volatile String failure;
+
+        void fail(String why) {
+            failure = why;
+        }
+
+        @Override
+        public byte[] get(String key, java.time.Duration timeout) {
+            if (failure != null) {
+                throw new io.jccl.JcclException("the transports cannot be set up: " + failure, null);
+            }
+            return inner.get(key, timeout);
+        }
+
+        @Override
+        public void set(String key, byte[] value) {
+            inner.set(key, value);
+        }
+
+        @Override
+        public long add(String key, long delta) {
+            return inner.add(key, delta);
+        }
+
+        @Override
+        public boolean check(String key) {
+            return inner.check(key);
+        }
+
+        @Override
+        public boolean delete(String key) {
+            return inner.delete(key);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
+    /**
+     * A rank waiting for a higher rank to dial in, or dialling a lower rank whose listener is gone, ends its wait
+     * once the store says a rank's set-up failed, with that reason: it waited until the connect timeout (20 s
+     * here), saying only that the peer did not connect (the rendezvous's store publishes the failure, and its reads
+     * throw it; the waits for the peers' connections never read the store). A bound against waiting it out, not a
+     * speed.
+     */
+    @Test
+    void aWaitForThePeersEndsWhenTheStoreSaysASetUpFailed() throws Exception {
+        io.jccl.security.JobSecret secret = io.jccl.security.JobSecret.generate();
+        TcpOptions options = TcpOptions.loopback(secret).withConnectTimeout(java.time.Duration.ofSeconds(20));
+        // rank 0 of 2 waits for rank 1 to dial in; rank 1 of 2 dials a rank 0 that no longer listens
+        int closedPort;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            closedPort = probe.getLocalPort();
+        }
+        for (int rank = 0; rank < 2; rank++) {
+            FailingStore store = new FailingStore();
+            store.setString("tcp/addr/0", "127.0.0.1:" + closedPort); // rank 1's view: rank 0 listened there
+            int r = rank;
+            java.util.concurrent.CompletableFuture<TcpTransport> connecting =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> TcpTransport.connect(r, 2, store,
+                            options));
+            Thread.sleep(300);
+            long t0 = System.nanoTime();
+            store.fail("rank 2: it could not listen");
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> connecting.get(30, TimeUnit.SECONDS));
+            long tookMs = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(e.getCause().getMessage().contains("the transports cannot be set up: rank 2: it could not "
+                    + "listen"), "rank " + rank + ": " + e.getCause());
+            assertTrue(tookMs < 10_000, "rank " + rank + " took " + tookMs + " ms of its 20 s connect timeout");
+        }
+    }
+
+    /**
      * A bind address that is not this host's fails the rank's start naming the rank and the address, and leaves no
      * socket open (the listening socket was left open on every failed bind); one that does not resolve says so (it
      * was an unnamed exception).
