@@ -12,7 +12,8 @@ import java.time.Duration;
  * publishes "rank r: reason" ({@link #publishFailure}), and every wait for a key here ends within
  * {@link #SLICE_MILLIS} of it, failing with that rank and reason. Before, the host-mates of a rank whose shared-memory
  * set-up failed (a full /dev/shm) waited for its segment until the connect timeout, and said only that a key of a
- * host-local index was missing.
+ * host-local index was missing. The TCP transport's waits for its peers' connections, which wait for no key, read its
+ * own address through this store as often, to the same end (TcpConnector.lookForFailure).
  */
 final class SetupStore implements Store {
     /** Set by the first rank whose transport set-up fails: "rank r: reason". */

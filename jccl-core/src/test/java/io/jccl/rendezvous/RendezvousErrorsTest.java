@@ -299,6 +299,46 @@ class RendezvousErrorsTest {
         assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once (connect timeout 40 s)");
     }
 
+    /**
+     * The same over TCP: a rank whose TCP set-up fails (here: it cannot listen on its JCCL_BIND_ADDR) published its
+     * reason, but the lower ranks, which wait for it to dial in rather than for a key of the store, waited until the
+     * connect timeout and failed saying only that it "did not connect". Every rank now fails at once with its
+     * reason.
+     */
+    @Test
+    void aRankWhoseTcpSetUpFailsFailsTheRanksWaitingForItAtOnceWithItsReason() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        long start = System.nanoTime();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            int rank = r;
+            Map<String, String> vars = rank == 1 ? Map.of("JCCL_BIND_ADDR", "192.0.2.1") : Map.of();
+            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(vars, Map.of()).communicatorConfig();
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3",
+                        "JCCL_TRANSPORT", "tcp"));
+                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(40))) {
+                    return "connected as rank " + c.rank();
+                } catch (RuntimeException e) {
+                    return e.getMessage();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before the others connect to it
+            }
+        }
+        for (int r = 0; r < 3; r++) {
+            String m = fs.get(r).get(50, TimeUnit.SECONDS);
+            assertTrue(m != null && m.contains("rank 1: cannot listen on 192.0.2.1"), "rank " + r + ": " + m);
+        }
+        assertTrue(System.nanoTime() - start < 20_000_000_000L, "not at once (connect timeout 40 s)");
+    }
+
     // ------------------------------------------------------------------ the environment
 
     @Test

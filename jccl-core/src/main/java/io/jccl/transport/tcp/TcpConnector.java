@@ -30,7 +30,9 @@ import java.util.concurrent.TimeUnit;
  * every lower rank (retrying with backoff until the connect timeout) and admits every higher one; both ends of each
  * connection prove the job secret ({@link Handshake}) within a handshake timeout. A connection that fails the
  * handshake, claims a rank it cannot have or comes once the rank's peers are all connected is logged and closed;
- * the job goes on. The listener keeps refusing such connections until {@link #stopListening}.
+ * the job goes on. The listener keeps refusing such connections until {@link #stopListening}. While it waits for its
+ * peers it reads the store every {@link #LOOK_MILLIS} ms at most, whose read fails once a rank's set-up has failed
+ * (the rendezvous's store): the wait ends with that rank's reason ({@link #lookForFailure}).
  */
 final class TcpConnector implements Closeable {
     /** The transport's logger: what the connector logs is the transport's. */
@@ -99,10 +101,10 @@ final class TcpConnector implements Closeable {
         for (int peer = 0; peer < rank; peer++) {
             Duration left = Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
             String addr = store.getString("tcp/addr/" + peer, left);
-            register(peer, connectTo(peer, addr, deadline));
+            register(peer, connectTo(peer, addr, deadline, store));
         }
-        synchronized (channels) {
-            while (true) {
+        while (true) {
+            synchronized (channels) {
                 List<Integer> missing = new ArrayList<>();
                 for (int p = rank + 1; p < size; p++) {
                     if (channels[p] == null) {
@@ -118,13 +120,28 @@ final class TcpConnector implements Closeable {
                             + options.connectTimeout().toMillis() + " ms", null);
                 }
                 try {
-                    channels.wait(leftMs);
+                    channels.wait(Math.min(leftMs, LOOK_MILLIS));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new JcclException("rank " + rank + ": interrupted while connecting", e);
                 }
             }
+            lookForFailure(store); // outside the lock, which the connections being admitted take
         }
+    }
+
+    /** The longest a wait for the peers (to dial in, or to listen) goes without {@link #lookForFailure}. */
+    static final long LOOK_MILLIS = 100;
+
+    /**
+     * Reads this rank's own address back from {@code store}, where it is: a store that fails its reads once some
+     * rank's set-up has failed (the rendezvous's publishes "rank r: reason" and throws it from every read) throws
+     * that failure here. So a rank waiting for a peer that failed before it could dial in, or that stopped
+     * listening, ends with that peer's reason at once, instead of at the connect timeout saying only that the peer
+     * did not connect. The transport knows nothing of how the failure is published: the store is the seam.
+     */
+    private void lookForFailure(Store store) {
+        store.get("tcp/addr/" + rank, Duration.ofMillis(LOOK_MILLIS));
     }
 
     /** A copy of the connections by peer (null where there is none, and at this rank). */
@@ -144,7 +161,7 @@ final class TcpConnector implements Closeable {
         return host + ":" + ((InetSocketAddress) server.getLocalAddress()).getPort();
     }
 
-    private SocketChannel connectTo(int peer, String addr, long deadline) {
+    private SocketChannel connectTo(int peer, String addr, long deadline, Store store) {
         int colon = addr.lastIndexOf(':');
         InetSocketAddress target = new InetSocketAddress(addr.substring(0, colon),
                 Integer.parseInt(addr.substring(colon + 1)));
@@ -166,6 +183,7 @@ final class TcpConnector implements Closeable {
             } catch (IOException e) {
                 closeQuietly(ch);
                 last = e;
+                lookForFailure(store); // the peer's set-up may have failed, and its listener with it
                 sleep(backoffMs);
                 backoffMs = Math.min(backoffMs * 2, 500);
             }

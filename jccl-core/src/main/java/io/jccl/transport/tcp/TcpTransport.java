@@ -32,7 +32,9 @@ import java.nio.channels.SocketChannel;
  * buffers. A frame with a wrong magic, version or an impossible length closes the connection with a clear error
  * and allocates nothing of the claimed size (payloads above 1 MiB are held in pieces until their last byte).
  * End of stream without a goodbye frame means the peer died: every communicator over this transport is aborted
- * with a message naming it.
+ * with a message naming it. Once this rank's own {@link #close()} has begun, a later send or receive, and a send in
+ * flight whose socket it shuts, fail with "rank N: the TCP transport is closed", as over the shared-memory transport:
+ * no peer is blamed for this rank's close.
  */
 public final class TcpTransport extends AbstractTransport {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
@@ -142,10 +144,14 @@ public final class TcpTransport extends AbstractTransport {
 
     private boolean send(int dst, FrameHeader header, io.jccl.buffer.Buf payload, boolean deadline,
                          long deadlineNanos) {
+        ensureOpen();
         TcpConnection c = peers[dst];
         try {
             return c.write(header, payload, deadline, deadlineNanos);
         } catch (IOException e) {
+            if (closing) { // this rank's own close() shut the socket under the write: no loss of the peer's
+                throw closedException();
+            }
             String why = c.lostReason();
             if (why == null && c.saidGoodbye()) {
                 why = "rank " + dst + " closed its communicator while rank " + rank() + " was sending to it";
@@ -155,14 +161,54 @@ public final class TcpTransport extends AbstractTransport {
         }
     }
 
-    /** Receives are posted to the inbox, where the connection's reader finds them and fills them from its buffer. */
+    /** Fails once {@link #close()} has begun: this rank's own close, which no peer is to be blamed for. */
+    private void ensureOpen() {
+        if (closing) {
+            throw closedException();
+        }
+    }
+
+    private io.jccl.JcclException closedException() {
+        return new io.jccl.JcclException("rank " + rank + ": the TCP transport is closed", null);
+    }
+
+    /**
+     * Receives are posted to the inbox, where the connection's reader finds them and fills them from its buffer. On a
+     * closed transport nothing is posted (the receive then fails saying so).
+     */
     @Override
     public void post(int src, int stream, PostedReceive posted) {
-        inbox.post(src, stream, posted);
+        if (!closing) {
+            inbox.post(src, stream, posted);
+        }
+    }
+
+    /**
+     * {@inheritDoc} On a closed transport, what had arrived before (a frame, an abort, the peer's goodbye) is still
+     * returned; else it fails saying the transport is closed, instead of waiting until the deadline for a frame no
+     * reader will bring.
+     */
+    @Override
+    public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
+        if (closing) {
+            Frame f = inbox.poll(src, stream);
+            if (f != null) {
+                return f;
+            }
+            throw closedException();
+        }
+        return inbox.receive(src, stream, deadlineNanos);
     }
 
     @Override
     public Frame receive(int src, int stream, long deadlineNanos, PostedReceive posted) throws InterruptedException {
+        if (closing) {
+            Frame f = inbox.receive(src, stream, System.nanoTime(), posted); // what it ended with already, if any
+            if (f != null) {
+                return f;
+            }
+            throw closedException();
+        }
         return inbox.receive(src, stream, deadlineNanos, posted);
     }
 

@@ -20,7 +20,10 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What a TCP rank says and leaves behind when its reader fails, its peer closed during a send, or it cannot listen. */
+/**
+ * What a TCP rank says and leaves behind when its reader fails, its peer closed or died during a send, it closed
+ * during its own send, or it cannot listen.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpConnectionFaultsTest {
     private static final int STREAM = Streams.collective(0);
@@ -98,6 +101,172 @@ class TcpConnectionFaultsTest {
             for (Transport t : ts) {
                 t.close();
             }
+        }
+    }
+
+    /**
+     * A send in flight when this rank closes its own transport (on another thread) fails saying the transport is
+     * closed: close() shut the socket under the write, and the send reported that the connection to rank 1 was lost
+     * because "the process died or was killed", blaming a live peer for this rank's own close. Rank 1's reader is
+     * held in a posted receive's check, so that the 64 MiB write fills the sockets' buffers and waits in the kernel.
+     */
+    @Test
+    void aSendInFlightWhenThisRankClosesSaysTheTransportIsClosed() throws Exception {
+        List<Transport> ts = TransportKind.TCP.connect(2);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try {
+            java.util.concurrent.CompletableFuture<Void> sent = sendWhileRank1StopsReading(ts, release);
+            ts.get(0).close();
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> sent.get(20, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertEquals(io.jccl.JcclException.class, e.getCause().getClass(),
+                    e.getCause().toString());
+            org.junit.jupiter.api.Assertions.assertEquals("rank 0: the TCP transport is closed",
+                    e.getCause().getMessage());
+        } finally {
+            release.countDown();
+            for (Transport t : ts) {
+                t.close();
+            }
+        }
+    }
+
+    /**
+     * The other side of the one above: a send in flight when the peer's process dies (here its socket closed under
+     * its reader, without a goodbye) is still a loss of that peer, named.
+     */
+    @Test
+    void aSendInFlightWhenThePeerDiesNamesThePeerLost() throws Exception {
+        List<Transport> ts = TransportKind.TCP.connect(2);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try {
+            java.util.concurrent.CompletableFuture<Void> sent = sendWhileRank1StopsReading(ts, release);
+            java.lang.reflect.Field peers = TcpTransport.class.getDeclaredField("peers");
+            peers.setAccessible(true);
+            TcpConnector.closeQuietly(((TcpConnection[]) peers.get(ts.get(1)))[0].channel); // rank 1 "dies"
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> sent.get(20, TimeUnit.SECONDS));
+            io.jccl.transport.PeerLostException lost = org.junit.jupiter.api.Assertions.assertInstanceOf(
+                    io.jccl.transport.PeerLostException.class, e.getCause(), e.getCause().toString());
+            org.junit.jupiter.api.Assertions.assertEquals(1, lost.peer());
+            assertTrue(lost.getMessage().contains("connection to rank 1 lost"), lost.getMessage());
+        } finally {
+            release.countDown();
+            for (Transport t : ts) {
+                t.close();
+            }
+        }
+    }
+
+    /**
+     * Starts a 64 MiB send from rank 0 to rank 1 (no deadline) on a thread of its own, once rank 1's reader is held
+     * in the check of a receive posted for it until {@code release}; returns when the send has had time to fill the
+     * sockets' buffers and wait in the kernel.
+     */
+    private static java.util.concurrent.CompletableFuture<Void> sendWhileRank1StopsReading(
+            List<Transport> ts, java.util.concurrent.CountDownLatch release) throws InterruptedException {
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        float[] big = new float[16 << 20];
+        ts.get(1).post(0, STREAM, new PostedReceive(new Buf(DataType.FLOAT32, new float[1], 0, 1), null) {
+            @Override
+            protected boolean accepts(FrameHeader h) {
+                held.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return false;
+            }
+        });
+        FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, OpType.ALL_REDUCE.id(), DataType.FLOAT32.id(),
+                0xFF, 0xFF, 0, -1, 1, big.length, 0, big.length, STREAM);
+        java.util.concurrent.CompletableFuture<Void> sent = java.util.concurrent.CompletableFuture.runAsync(
+                () -> ts.get(0).send(1, h, new Buf(DataType.FLOAT32, big, 0, big.length)));
+        assertTrue(held.await(20, TimeUnit.SECONDS), "rank 1's reader never saw the frame");
+        Thread.sleep(500);
+        org.junit.jupiter.api.Assertions.assertFalse(sent.isDone(), "the send was to wait for rank 1 to read");
+        return sent;
+    }
+
+    /**
+     * A store whose reads fail once {@link #fail} is called, as the rendezvous's does once a rank has published that
+     * its set-up failed (SetupStore): the TCP transport's seam to that failure.
+     */
+    private static final class FailingStore implements io.jccl.store.Store {
+        private final io.jccl.store.InMemoryStore inner = new io.jccl.store.InMemoryStore();
+        private volatile String failure;
+
+        void fail(String why) {
+            failure = why;
+        }
+
+        @Override
+        public byte[] get(String key, java.time.Duration timeout) {
+            if (failure != null) {
+                throw new io.jccl.JcclException("the transports cannot be set up: " + failure, null);
+            }
+            return inner.get(key, timeout);
+        }
+
+        @Override
+        public void set(String key, byte[] value) {
+            inner.set(key, value);
+        }
+
+        @Override
+        public long add(String key, long delta) {
+            return inner.add(key, delta);
+        }
+
+        @Override
+        public boolean check(String key) {
+            return inner.check(key);
+        }
+
+        @Override
+        public boolean delete(String key) {
+            return inner.delete(key);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
+    /**
+     * A rank waiting for a higher rank to dial in, or dialling a lower rank whose listener is gone, ends its wait
+     * once the store says a rank's set-up failed, with that reason: it waited until the connect timeout (20 s
+     * here), saying only that the peer did not connect (the rendezvous's store publishes the failure, and its reads
+     * throw it; the waits for the peers' connections never read the store). A bound against waiting it out, not a
+     * speed.
+     */
+    @Test
+    void aWaitForThePeersEndsWhenTheStoreSaysASetUpFailed() throws Exception {
+        io.jccl.security.JobSecret secret = io.jccl.security.JobSecret.generate();
+        TcpOptions options = TcpOptions.loopback(secret).withConnectTimeout(java.time.Duration.ofSeconds(20));
+        // rank 0 of 2 waits for rank 1 to dial in; rank 1 of 2 dials a rank 0 that no longer listens
+        int closedPort;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            closedPort = probe.getLocalPort();
+        }
+        for (int rank = 0; rank < 2; rank++) {
+            FailingStore store = new FailingStore();
+            store.setString("tcp/addr/0", "127.0.0.1:" + closedPort); // rank 1's view: rank 0 listened there
+            int r = rank;
+            java.util.concurrent.CompletableFuture<TcpTransport> connecting =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> TcpTransport.connect(r, 2, store,
+                            options));
+            Thread.sleep(300);
+            long t0 = System.nanoTime();
+            store.fail("rank 2: it could not listen");
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> connecting.get(30, TimeUnit.SECONDS));
+            long tookMs = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(e.getCause().getMessage().contains("the transports cannot be set up: rank 2: it could not "
+                    + "listen"), "rank " + rank + ": " + e.getCause());
+            assertTrue(tookMs < 10_000, "rank " + rank + " took " + tookMs + " ms of its 20 s connect timeout");
         }
     }
 
