@@ -55,7 +55,7 @@ public final class Rendezvous {
         agreeKind(rank, world, store, kind, timeout);
         // a rank whose set-up fails says so ("rank r: reason"), and the waits of every other rank's set-up end at
         // once with that reason (they waited for its keys until the connect timeout, naming a host-local index)
-        Store watched = new SetupStore(store, rank);
+        SetupStore watched = new SetupStore(store, rank);
         try {
             if (kind.equals("tcp")) {
                 return TcpTransport.connect(rank, world, watched, tcp);
@@ -66,7 +66,7 @@ public final class Rendezvous {
             String[] seen = shareMemory(rank, world, watched, settings.shmDirectory(), timeout);
             return connectTransport(rank, world, watched, tcp, kind, settings, seen);
         } catch (RuntimeException | Error e) {
-            SetupStore.publishFailure(store, rank, e);
+            watched.publishFailure(e);
             throw e;
         }
     }

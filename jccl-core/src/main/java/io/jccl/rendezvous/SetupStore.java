@@ -31,26 +31,50 @@ final class SetupStore implements Store {
     }
 
     /**
-     * Publishes that rank {@code rank}'s set-up failed with {@code failure}, unless a failure is published already
-     * (this rank's may follow from it); a failure to publish is added to {@code failure}.
+     * Publishes that this rank's set-up failed with {@code failure} ("rank r: reason"), unless the failure is one this
+     * store raised, or caused by one: another rank's published failure, or a wait for a key that timed out (the rank
+     * at fault there is the one whose key never came, which each waiting rank names itself). The first failing rank
+     * claims the key atomically where the store can count (two ranks failing at once would otherwise both write it,
+     * and ranks could read different culprits). A failure to publish is added to {@code failure}.
      */
-    static void publishFailure(Store store, int rank, Throwable failure) {
+    void publishFailure(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (raised.contains(t)) {
+                return;
+            }
+        }
         try {
-            if (!store.check(FAILED_KEY)) {
+            boolean first;
+            try {
+                first = inner.add(FAILED_KEY + "/claims", 1) == 1;
+            } catch (UnsupportedOperationException e) { // a store that cannot count: the first that looks
+                first = !inner.check(FAILED_KEY);
+            }
+            if (first) {
                 String why = failure.getMessage() != null ? failure.getMessage() : failure.toString();
                 String name = "rank " + rank;
-                store.setString(FAILED_KEY, why.startsWith(name + ":") ? why : name + ": " + why);
+                inner.setString(FAILED_KEY, why.startsWith(name + ":") ? why : name + ": " + why);
             }
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
         }
     }
 
+    /** The failures this store raised (by identity): they are not this rank's to publish. */
+    private final java.util.Set<Throwable> raised = java.util.Collections.newSetFromMap(
+            java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>()));
+
+    /** {@code t}, remembered as raised here. */
+    private <T extends RuntimeException> T raise(T t) {
+        raised.add(t);
+        return t;
+    }
+
     /** Throws, naming the rank at fault and its reason, where some rank has published that its set-up failed. */
     private void failIfFailed() {
         if (inner.check(FAILED_KEY)) {
-            throw new JcclException("rank " + rank + ": the transports cannot be set up: "
-                    + inner.getString(FAILED_KEY, Duration.ofSeconds(1)), null);
+            throw raise(new JcclException("rank " + rank + ": the transports cannot be set up: "
+                    + inner.getString(FAILED_KEY, Duration.ofSeconds(1)), null));
         }
     }
 
@@ -69,8 +93,8 @@ final class SetupStore implements Store {
                 }
                 if (System.nanoTime() - deadline >= 0) {
                     failIfFailed();
-                    throw new StoreException("rank " + rank + ": timed out after " + timeout.toMillis()
-                            + " ms waiting for key '" + key + "'", e);
+                    throw raise(new StoreException("rank " + rank + ": timed out after " + timeout.toMillis()
+                            + " ms waiting for key '" + key + "'", e));
                 }
             }
         }
