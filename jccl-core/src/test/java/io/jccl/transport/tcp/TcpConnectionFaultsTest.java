@@ -26,6 +26,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpConnectionFaultsTest {
+    /**
+     * A thread per task: the common pool has one thread on JDK 25 with 2 cores, and a task that blocks there (a send
+     * waiting for its peer) would hold every later test's.
+     */
+    private static final java.util.concurrent.Executor THREAD = r -> {
+        Thread t = new Thread(r, "test-async");
+        t.setDaemon(true);
+        t.start();
+    };
+
     private static final int STREAM = Streams.collective(0);
 
     /**
@@ -182,7 +192,7 @@ class TcpConnectionFaultsTest {
         FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, OpType.ALL_REDUCE.id(), DataType.FLOAT32.id(),
                 0xFF, 0xFF, 0, -1, 1, big.length, 0, big.length, STREAM);
         java.util.concurrent.CompletableFuture<Void> sent = java.util.concurrent.CompletableFuture.runAsync(
-                () -> ts.get(0).send(1, h, new Buf(DataType.FLOAT32, big, 0, big.length)));
+                () -> ts.get(0).send(1, h, new Buf(DataType.FLOAT32, big, 0, big.length)), THREAD);
         assertTrue(held.await(20, TimeUnit.SECONDS), "rank 1's reader never saw the frame");
         Thread.sleep(500);
         org.junit.jupiter.api.Assertions.assertFalse(sent.isDone(), "the send was to wait for rank 1 to read");
@@ -257,7 +267,7 @@ class TcpConnectionFaultsTest {
             int r = rank;
             java.util.concurrent.CompletableFuture<TcpTransport> connecting =
                     java.util.concurrent.CompletableFuture.supplyAsync(() -> TcpTransport.connect(r, 2, store,
-                            options));
+                            options), THREAD);
             Thread.sleep(300);
             long t0 = System.nanoTime();
             store.fail("rank 2: it could not listen");
@@ -318,7 +328,7 @@ class TcpConnectionFaultsTest {
         TcpOptions patient = new TcpOptions("127.0.0.1", "127.0.0.1", secret, java.time.Duration.ofSeconds(60),
                 1 << 20);
         java.util.concurrent.CompletableFuture<TcpTransport> zero = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> TcpTransport.connect(0, 2, store, options));
+                () -> TcpTransport.connect(0, 2, store, options), THREAD);
         long t0 = System.nanoTime();
         io.jccl.JcclException e = org.junit.jupiter.api.Assertions.assertThrows(io.jccl.JcclException.class,
                 () -> TcpTransport.connect(1, 3, store, patient));
