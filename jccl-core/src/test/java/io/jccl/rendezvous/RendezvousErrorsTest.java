@@ -33,6 +33,61 @@ class RendezvousErrorsTest {
         t.start();
     };
 
+    /**
+     * {@code world} ranks that meet through rank 0's TCP store (on a free port), each on a thread of its own: rank r
+     * with the configuration {@code configOf(r)} and the launch variables {@code launchOf(r)} (JCCL_RANK and
+     * JCCL_WORLD_SIZE added) runs {@code body} on its communicator. Each rank's result, or what it threw (its type
+     * and message).
+     */
+    private static List<CompletableFuture<String>> connectAll(int world,
+            java.util.function.IntFunction<io.jccl.CommunicatorConfig> configOf,
+            java.util.function.IntFunction<Map<String, String>> launchOf, Duration timeout,
+            java.util.function.Function<io.jccl.Communicator, String> body) throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        JobSecret secret = JobSecret.generate();
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            int rank = r;
+            io.jccl.CommunicatorConfig config = configOf.apply(rank);
+            Map<String, String> vars = new java.util.HashMap<>(launchOf.apply(rank));
+            vars.put("JCCL_RANK", Integer.toString(rank));
+            vars.put("JCCL_WORLD_SIZE", Integer.toString(world));
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                try (io.jccl.Communicator c = Rendezvous.connect(init, LaunchEnvironment.from(vars), config, secret,
+                        timeout)) {
+                    return body.apply(c);
+                } catch (RuntimeException e) {
+                    return e.toString(); // its type and message
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300); // rank 0's store listens before the others connect to it
+            }
+        }
+        return fs;
+    }
+
+    /** A communicator's answer in {@link #connectAll}: its rank. */
+    private static String connected(io.jccl.Communicator c) {
+        return "connected as rank " + c.rank();
+    }
+
+    /** Settings of a rank from the variables {@code vars} alone. */
+    private static io.jccl.CommunicatorConfig settings(Map<String, String> vars) {
+        return io.jccl.JcclSettings.from(vars, Map.of()).communicatorConfig();
+    }
+
+    /** A rank's answer in {@link #connectAll}: its transport and its allreduce of its rank. */
+    private static String allReduced(io.jccl.Communicator c) {
+        float[] x = {c.rank()};
+        c.allReduce(x);
+        return c.transportName() + " " + x[0];
+    }
+
     /** Joins {@code ranks[i]} with world size {@code sizes[i]} on threads; each rank's error message, or null. */
     private static List<String> join(int[] ranks, int[] sizes, Duration timeout) {
         InMemoryStore store = new InMemoryStore();
@@ -102,30 +157,10 @@ class RendezvousErrorsTest {
      */
     @Test
     void shouldNameTheRankGivenAnotherTransportOnEveryRankAtOnce() throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        InitMethod init = InitMethod.tcp("127.0.0.1", port);
-        JobSecret secret = JobSecret.generate();
-        io.jccl.CommunicatorConfig config = io.jccl.CommunicatorConfig.fromEnvironment();
         long start = System.nanoTime();
-        List<CompletableFuture<String>> fs = new ArrayList<>();
-        for (int r = 0; r < 4; r++) {
-            int rank = r;
-            fs.add(CompletableFuture.supplyAsync(() -> {
-                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "4",
-                        "JCCL_TRANSPORT", rank == 2 ? "tcp" : "auto"));
-                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(40))) {
-                    return "connected as rank " + c.rank();
-                } catch (RuntimeException e) {
-                    return e.getMessage();
-                }
-            }, THREADS));
-            if (r == 0) {
-                Thread.sleep(300); // rank 0's store listens before the others connect to it
-            }
-        }
+        List<CompletableFuture<String>> fs = connectAll(4, rank -> io.jccl.CommunicatorConfig.fromEnvironment(),
+                rank -> Map.of("JCCL_TRANSPORT", rank == 2 ? "tcp" : "auto"), Duration.ofSeconds(40),
+                RendezvousErrorsTest::connected);
         for (int r = 0; r < 4; r++) {
             String m = fs.get(r).get(30, TimeUnit.SECONDS);
             assertTrue(m != null && m.contains("rank 0 has JCCL_TRANSPORT=auto, rank 2 has JCCL_TRANSPORT=tcp"),
@@ -144,30 +179,9 @@ class RendezvousErrorsTest {
     void aRankThatCannotMakeItsCommunicatorFailsTheOthersRendezvousWithItsReason(String transport,
             @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         java.nio.file.Path notADirectory = java.nio.file.Files.writeString(dir.resolve("a-file"), "");
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        InitMethod init = InitMethod.tcp("127.0.0.1", port);
-        JobSecret secret = JobSecret.generate();
-        List<CompletableFuture<String>> fs = new ArrayList<>();
-        for (int r = 0; r < 2; r++) {
-            int rank = r;
-            io.jccl.CommunicatorConfig config = io.jccl.CommunicatorConfig.fromEnvironment()
-                    .withTrace(rank == 1 ? notADirectory.resolve("trace").toString() : null);
-            fs.add(CompletableFuture.supplyAsync(() -> {
-                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "2",
-                        "JCCL_TRANSPORT", transport));
-                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(20))) {
-                    return "connected as rank " + c.rank();
-                } catch (RuntimeException e) {
-                    return e.getMessage();
-                }
-            }, THREADS));
-            if (r == 0) {
-                Thread.sleep(300); // rank 0's store listens before rank 1 connects to it
-            }
-        }
+        List<CompletableFuture<String>> fs = connectAll(2, rank -> io.jccl.CommunicatorConfig.fromEnvironment()
+                .withTrace(rank == 1 ? notADirectory.resolve("trace").toString() : null),
+                rank -> Map.of("JCCL_TRANSPORT", transport), Duration.ofSeconds(20), RendezvousErrorsTest::connected);
         String cause = "cannot open the trace " + notADirectory.resolve("trace");
         String one = fs.get(1).get(30, TimeUnit.SECONDS);
         assertTrue(one.contains(cause), one);
@@ -184,32 +198,11 @@ class RendezvousErrorsTest {
     @Test
     void ranksOnTwoHostsConnectOverHybridTransports(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        InitMethod init = InitMethod.tcp("127.0.0.1", port);
-        JobSecret secret = JobSecret.generate();
-        List<CompletableFuture<String>> fs = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            int rank = r;
-            java.nio.file.Path shm = java.nio.file.Files.createDirectories(dir.resolve(rank < 2 ? "host-a" : "host-b"));
-            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(Map.of("JCCL_SHM_DIR", shm.toString()),
-                    Map.of()).communicatorConfig();
-            fs.add(CompletableFuture.supplyAsync(() -> {
-                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3"));
-                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(20))) {
-                    float[] x = {rank};
-                    c.allReduce(x);
-                    return c.transportName() + " " + x[0];
-                } catch (RuntimeException e) {
-                    return e.toString();
-                }
-            }, THREADS));
-            if (r == 0) {
-                Thread.sleep(300); // rank 0's store listens before the others connect to it
-            }
-        }
+        java.nio.file.Path a = java.nio.file.Files.createDirectories(dir.resolve("host-a"));
+        java.nio.file.Path b = java.nio.file.Files.createDirectories(dir.resolve("host-b"));
+        List<CompletableFuture<String>> fs = connectAll(3,
+                rank -> settings(Map.of("JCCL_SHM_DIR", (rank < 2 ? a : b).toString())), rank -> Map.of(),
+                Duration.ofSeconds(20), RendezvousErrorsTest::allReduced);
         for (int r = 0; r < 3; r++) {
             String m = fs.get(r).get(30, TimeUnit.SECONDS);
             assertTrue(m.contains("+") && m.endsWith(" 3.0"), "rank " + r + ": " + m);
@@ -225,33 +218,10 @@ class RendezvousErrorsTest {
     @Test
     void aRankThatCannotWriteItsProbeConnectsOverTcp(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        InitMethod init = InitMethod.tcp("127.0.0.1", port);
-        JobSecret secret = JobSecret.generate();
         java.nio.file.Path shared = java.nio.file.Files.createDirectories(dir.resolve("host-a"));
-        List<CompletableFuture<String>> fs = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            int rank = r;
-            java.nio.file.Path shm = rank == 1 ? dir.resolve("missing") : shared;
-            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(Map.of("JCCL_SHM_DIR", shm.toString()),
-                    Map.of()).communicatorConfig();
-            fs.add(CompletableFuture.supplyAsync(() -> {
-                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3"));
-                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(20))) {
-                    float[] x = {rank};
-                    c.allReduce(x);
-                    return c.transportName() + " " + x[0];
-                } catch (RuntimeException e) {
-                    return e.toString();
-                }
-            }, THREADS));
-            if (r == 0) {
-                Thread.sleep(300); // rank 0's store listens before the others connect to it
-            }
-        }
+        List<CompletableFuture<String>> fs = connectAll(3,
+                rank -> settings(Map.of("JCCL_SHM_DIR", (rank == 1 ? dir.resolve("missing") : shared).toString())),
+                rank -> Map.of(), Duration.ofSeconds(20), RendezvousErrorsTest::allReduced);
         for (int r = 0; r < 3; r++) {
             String m = fs.get(r).get(30, TimeUnit.SECONDS);
             assertTrue(m.contains("+") && m.endsWith(" 3.0"), "rank " + r + ": " + m);
@@ -266,32 +236,11 @@ class RendezvousErrorsTest {
     @Test
     void aRankWhoseSharedMemorySetUpFailsFailsItsHostMatesAtOnceWithItsReason(
             @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        InitMethod init = InitMethod.tcp("127.0.0.1", port);
-        JobSecret secret = JobSecret.generate();
         long start = System.nanoTime();
-        List<CompletableFuture<String>> fs = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            int rank = r;
-            Map<String, String> vars = rank == 1
-                    ? Map.of("JCCL_SHM_DIR", dir.toString(), "JCCL_SHM_REGISTERED_BYTES", "2147479552")
-                    : Map.of("JCCL_SHM_DIR", dir.toString());
-            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(vars, Map.of()).communicatorConfig();
-            fs.add(CompletableFuture.supplyAsync(() -> {
-                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3"));
-                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(40))) {
-                    return "connected as rank " + c.rank();
-                } catch (RuntimeException e) {
-                    return e.getMessage();
-                }
-            }, THREADS));
-            if (r == 0) {
-                Thread.sleep(300); // rank 0's store listens before the others connect to it
-            }
-        }
+        List<CompletableFuture<String>> fs = connectAll(3, rank -> settings(rank == 1
+                ? Map.of("JCCL_SHM_DIR", dir.toString(), "JCCL_SHM_REGISTERED_BYTES", "2147479552")
+                : Map.of("JCCL_SHM_DIR", dir.toString())), rank -> Map.of(), Duration.ofSeconds(40),
+                RendezvousErrorsTest::connected);
         for (int r = 0; r < 3; r++) {
             String m = fs.get(r).get(50, TimeUnit.SECONDS);
             assertTrue(m != null && m.contains("rank 1: a segment of") && m.contains("over 2 GiB"), "rank " + r + ": " + m);
@@ -307,31 +256,10 @@ class RendezvousErrorsTest {
      */
     @Test
     void aRankWhoseTcpSetUpFailsFailsTheRanksWaitingForItAtOnceWithItsReason() throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
-        InitMethod init = InitMethod.tcp("127.0.0.1", port);
-        JobSecret secret = JobSecret.generate();
         long start = System.nanoTime();
-        List<CompletableFuture<String>> fs = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            int rank = r;
-            Map<String, String> vars = rank == 1 ? Map.of("JCCL_BIND_ADDR", "192.0.2.1") : Map.of();
-            io.jccl.CommunicatorConfig config = io.jccl.JcclSettings.from(vars, Map.of()).communicatorConfig();
-            fs.add(CompletableFuture.supplyAsync(() -> {
-                LaunchEnvironment env = LaunchEnvironment.from(Map.of("JCCL_RANK", "" + rank, "JCCL_WORLD_SIZE", "3",
-                        "JCCL_TRANSPORT", "tcp"));
-                try (io.jccl.Communicator c = Rendezvous.connect(init, env, config, secret, Duration.ofSeconds(40))) {
-                    return "connected as rank " + c.rank();
-                } catch (RuntimeException e) {
-                    return e.getMessage();
-                }
-            }, THREADS));
-            if (r == 0) {
-                Thread.sleep(300); // rank 0's store listens before the others connect to it
-            }
-        }
+        List<CompletableFuture<String>> fs = connectAll(3,
+                rank -> settings(rank == 1 ? Map.of("JCCL_BIND_ADDR", "192.0.2.1") : Map.of()),
+                rank -> Map.of("JCCL_TRANSPORT", "tcp"), Duration.ofSeconds(40), RendezvousErrorsTest::connected);
         for (int r = 0; r < 3; r++) {
             String m = fs.get(r).get(50, TimeUnit.SECONDS);
             assertTrue(m != null && m.contains("rank 1: cannot listen on 192.0.2.1"), "rank " + r + ": " + m);
