@@ -15,18 +15,17 @@ import java.time.Duration;
  * host-local index was missing. The TCP transport's waits for its peers' connections, which wait for no key, read its
  * own address through this store as often, to the same end (TcpConnector.lookForFailure).
  */
-final class SetupStore implements Store {
+final class SetupStore extends io.jccl.store.ForwardingStore {
     /** Set by the first rank whose transport set-up fails: "rank r: reason". */
     static final String FAILED_KEY = "setup/failed";
     /** The longest a wait goes without looking for a published failure. */
     static final long SLICE_MILLIS = 100;
 
-    private final Store inner;
     private final int rank;
 
     /** {@code inner} holds {@link #FAILED_KEY} (the job's store, under no other prefix); this is rank {@code rank}. */
     SetupStore(Store inner, int rank) {
-        this.inner = inner;
+        super(inner);
         this.rank = rank;
     }
 
@@ -98,26 +97,6 @@ final class SetupStore implements Store {
                 }
             }
         }
-    }
-
-    @Override
-    public void set(String key, byte[] value) {
-        inner.set(key, value);
-    }
-
-    @Override
-    public long add(String key, long delta) {
-        return inner.add(key, delta);
-    }
-
-    @Override
-    public boolean check(String key) {
-        return inner.check(key);
-    }
-
-    @Override
-    public boolean delete(String key) {
-        return inner.delete(key);
     }
 
     /** Does not close the inner store, which belongs to the rendezvous. */

@@ -203,9 +203,12 @@ class TcpConnectionFaultsTest {
      * A store whose reads fail once {@link #fail} is called, as the rendezvous's does once a rank has published that
      * its set-up failed (SetupStore): the TCP transport's seam to that failure.
      */
-    private static final class FailingStore implements io.jccl.store.Store {
-        private final io.jccl.store.InMemoryStore inner = new io.jccl.store.InMemoryStore();
+    private static final class FailingStore extends io.jccl.store.ForwardingStore {
         private volatile String failure;
+
+        FailingStore() {
+            super(new io.jccl.store.InMemoryStore());
+        }
 
         void fail(String why) {
             failure = why;
@@ -217,31 +220,6 @@ class TcpConnectionFaultsTest {
                 throw new io.jccl.JcclException("the transports cannot be set up: " + failure, null);
             }
             return inner.get(key, timeout);
-        }
-
-        @Override
-        public void set(String key, byte[] value) {
-            inner.set(key, value);
-        }
-
-        @Override
-        public long add(String key, long delta) {
-            return inner.add(key, delta);
-        }
-
-        @Override
-        public boolean check(String key) {
-            return inner.check(key);
-        }
-
-        @Override
-        public boolean delete(String key) {
-            return inner.delete(key);
-        }
-
-        @Override
-        public void close() {
-            inner.close();
         }
     }
 
