@@ -44,8 +44,38 @@ public abstract class AbstractTransport implements Transport {
         return name;
     }
 
+    /**
+     * Whether this rank's own {@link #close()} has begun: a subclass's close sets it first. From then on a send fails
+     * with {@link #closedException()}, and so does a receive with nothing left to return ({@link #receive}): no peer
+     * is blamed for this rank's close, and no receive waits until its deadline for a frame nobody will bring.
+     */
+    protected volatile boolean closing;
+
+    /** What a call on this transport fails with once it is {@link #closing}: "rank r: the ... transport is closed". */
+    protected io.jccl.JcclException closedException() {
+        return new io.jccl.JcclException("rank " + rank + ": the " + name + " transport is closed", null);
+    }
+
+    /** Fails with {@link #closedException()} once this transport is {@link #closing}. */
+    protected void ensureOpen() {
+        if (closing) {
+            throw closedException();
+        }
+    }
+
+    /**
+     * {@inheritDoc} On a closed transport, what had arrived before (a frame, an abort, a peer's goodbye) is still
+     * returned; else it fails saying the transport is closed ({@link #closing}).
+     */
     @Override
     public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
+        if (closing) {
+            Frame f = inbox.poll(src, stream);
+            if (f != null) {
+                return f;
+            }
+            throw closedException();
+        }
         return inbox.receive(src, stream, deadlineNanos);
     }
 

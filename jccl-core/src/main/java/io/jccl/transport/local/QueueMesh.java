@@ -1,7 +1,6 @@
 package io.jccl.transport.local;
 
 import io.jccl.DataType;
-import io.jccl.JcclException;
 import io.jccl.buffer.Buf;
 import io.jccl.transport.AbstractTransport;
 import io.jccl.transport.ArrayPool;
@@ -67,7 +66,6 @@ public final class QueueMesh {
 
     private final class Endpoint extends AbstractTransport {
         private final SharedArena view;
-        private volatile boolean closed;
 
         Endpoint(int rank) {
             super("local", rank, QueueMesh.this.size, inboxes[rank], QueueMesh.this.pool);
@@ -81,9 +79,7 @@ public final class QueueMesh {
 
         @Override
         public void send(int dst, FrameHeader header, Buf payload) {
-            if (closed) {
-                throw new JcclException("rank " + rank + ": the local transport is closed", null);
-            }
+            ensureOpen();
             int n = header.payloadCount();
             Object copy = pool.take(payload.dtype(), n);
             if (n > 0) {
@@ -101,10 +97,10 @@ public final class QueueMesh {
         @Override
         public void close() {
             // queues belong to the mesh; the peers learn that this rank left (after the frames it sent)
-            if (closed) {
+            if (closing) {
                 return;
             }
-            closed = true;
+            closing = true;
             for (int peer = 0; peer < size; peer++) {
                 if (peer != rank) {
                     inboxes[peer].peerClosed(rank, Frame.departed(rank));

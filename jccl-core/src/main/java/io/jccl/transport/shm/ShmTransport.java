@@ -84,7 +84,6 @@ public final class ShmTransport extends AbstractTransport {
     /** Deletes the own segment at JVM exit (SIGTERM included) if close() did not; refers to the file only. */
     private final Thread shutdownHook;
     private ShmArena arena;
-    private volatile boolean closed;
     /** Holds this rank's owner's lock of its segment (ShmSegment.lockOwner) until close. */
     private java.nio.channels.FileChannel ownerLock;
 
@@ -99,7 +98,7 @@ public final class ShmTransport extends AbstractTransport {
         this.watch = new PeerWatch(rank, size, inbox);
         this.drain = new ShmDrain(rank, size, inbox, pool, watch);
         watch.drainBeforeDeclaringDead(() -> {
-            if (!closed) {
+            if (!closing) {
                 drain.drainAll();
             }
         });
@@ -226,22 +225,17 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     boolean isClosed() {
-        return closed;
+        return closing;
     }
 
-    JcclException closedException() {
+    @Override
+    protected JcclException closedException() {
         return new JcclException(watch.name(rank) + ": the shared-memory transport is closed", null);
     }
 
     /** {@code "rank N"}: rank {@code r} as the messages name it, in the job's numbering ({@link #nameRanks}). */
     String rankName(int r) {
         return watch.name(r);
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw closedException();
-        }
     }
 
     // ------------------------------------------------------------------ send
@@ -368,7 +362,7 @@ public final class ShmTransport extends AbstractTransport {
 
     /** Moves every complete fragment waiting in this rank's rings into the inbox. */
     private void progress() {
-        if (!closed) {
+        if (!closing) {
             drain.drain();
         }
     }
@@ -425,7 +419,7 @@ public final class ShmTransport extends AbstractTransport {
 
     @Override
     public Frame pendingAbort(int src, int stream) {
-        if (closed) {
+        if (closing) {
             Frame f = inbox.pendingAbort(src, stream);
             if (f != null) {
                 return f;
@@ -450,7 +444,7 @@ public final class ShmTransport extends AbstractTransport {
 
     @Override
     protected void sendAbort(int peer, Frame abort) {
-        if (closed || outbound[peer] == null) {
+        if (closing || outbound[peer] == null) {
             return; // closed: the peers were told goodbye
         }
         ReentrantLock lock = sendLocks[peer];
@@ -474,10 +468,10 @@ public final class ShmTransport extends AbstractTransport {
     @Override
     public void close() {
         synchronized (this) {
-            if (closed) {
+            if (closing) {
                 return;
             }
-            closed = true;
+            closing = true;
         }
         // a goodbye that does not fit a full ring is retried while the peer drains it, for a bounded time: a peer
         // that never learns of the departure would wait for this rank until its deadline

@@ -42,7 +42,6 @@ public final class TcpTransport extends AbstractTransport {
     private final TcpConnector connector;
     /** By peer: its connection (null at this rank). */
     private final TcpConnection[] peers;
-    private volatile boolean closing;
     /** The layout the co-location proof gave ({@link #placeOnHosts}); null where none was made. */
     private volatile int[] hostOf;
 
@@ -161,14 +160,8 @@ public final class TcpTransport extends AbstractTransport {
         }
     }
 
-    /** Fails once {@link #close()} has begun: this rank's own close, which no peer is to be blamed for. */
-    private void ensureOpen() {
-        if (closing) {
-            throw closedException();
-        }
-    }
-
-    private io.jccl.JcclException closedException() {
+    @Override
+    protected io.jccl.JcclException closedException() {
         return new io.jccl.JcclException("rank " + rank + ": the TCP transport is closed", null);
     }
 
@@ -181,23 +174,6 @@ public final class TcpTransport extends AbstractTransport {
         if (!closing) {
             inbox.post(src, stream, posted);
         }
-    }
-
-    /**
-     * {@inheritDoc} On a closed transport, what had arrived before (a frame, an abort, the peer's goodbye) is still
-     * returned; else it fails saying the transport is closed, instead of waiting until the deadline for a frame no
-     * reader will bring.
-     */
-    @Override
-    public Frame receive(int src, int stream, long deadlineNanos) throws InterruptedException {
-        if (closing) {
-            Frame f = inbox.poll(src, stream);
-            if (f != null) {
-                return f;
-            }
-            throw closedException();
-        }
-        return inbox.receive(src, stream, deadlineNanos);
     }
 
     @Override
