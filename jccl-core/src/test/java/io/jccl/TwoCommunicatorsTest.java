@@ -45,12 +45,15 @@ class TwoCommunicatorsTest {
                         // ... while rank 2 waits for rank 0 in the other communicator's barrier #0: rank 0 joins it
                         // only once its signature is in the arena and rank 2 waits there
                         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                        while (!(t.arena().publishedSignature(0) != null && waitingInBarrier("two-comms-rank-2"))
-                                && System.nanoTime() < until) {
+                        boolean seen;
+                        // what was seen, not looked at again: rank 2's wait spins, yields and parks in turn, so its
+                        // thread's state a moment later may be RUNNABLE though it still waits in the barrier
+                        while (!(seen = t.arena().publishedSignature(0) != null
+                                && waitingInBarrier("two-comms-rank-2")) && System.nanoTime() < until) {
                             Thread.sleep(1);
                         }
                         // (rank 2 may have failed instead: its outcome below says why)
-                        exercised.set(t.arena().publishedSignature(0) != null && waitingInBarrier("two-comms-rank-2"));
+                        exercised.set(seen);
                         other.barrier(CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DISSEMINATION));
                         w.await();
                     } else {
