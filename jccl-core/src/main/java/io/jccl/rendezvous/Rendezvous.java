@@ -75,21 +75,65 @@ public final class Rendezvous {
     static Transport connectTransport(int rank, int world, Store store, TcpOptions tcp, String kind,
                                       JcclSettings settings, String[] seen) {
         Duration timeout = tcp.connectTimeout();
-        int[] hosts = hostsOf(world, seen);
         // the host group from the layout, which every rank computes alike: this rank's own localGroup may hold a
         // rank the layout puts on a host of its own (sharing that is not transitive: 0-1 and 1-2 share, 0-2 do
         // not), which would never join this rank's shared-memory transport
-        int[] group = hostGroup(rank, hosts);
-        if (kind.equals("shm") && group.length < world) {
-            throw new IllegalArgumentException("JCCL_TRANSPORT=shm but the ranks do not all share memory: "
-                    + notSharing(world, seen, store, timeout));
-        }
-        if (group.length == world) {
-            return connectShm(rank, world, store, settings, timeout);
-        }
-        TcpTransport remote = TcpTransport.connect(rank, world, store, tcp);
-        Transport local = null;
+        int[] group = hostGroup(rank, hostsOf(world, seen));
+        // every host's arena has rank 0's exchange buffers (rank 0 published them before the co-location proof)
+        int arenaBytes = Integer.parseInt(store.getString("shm/arena-bytes", timeout));
+        return connectTransport(rank, world, store, tcp, kind, settings, group, () -> seen,
+                r -> store.getString("host/" + r, timeout), "JCCL_TRANSPORT=" + kind, arenaBytes);
+    }
+
+    /**
+     * The transport of rank {@code rank} of {@code world} under {@code kind} auto or shm, chosen from its host group
+     * {@code group} (in increasing order) and the layout of every rank's view: shared memory where the group is the
+     * whole world; TCP where it is this rank alone, with the layout ({@link TcpTransport#placeOnHosts}) where every
+     * rank is alone, else as {@link HybridTransport#alone}, so that every rank prices the job alike; otherwise a
+     * {@link HybridTransport}, shared memory within the group (its keys under {@code group-<its lowest rank>},
+     * exchange buffers of {@code hostArenaBytes}, rank 0's) and TCP to the others. Whatever fails, exception or error,
+     * the transports made so far are closed. {@link #connect} and jccl-spark's {@code BarrierRendezvous} both connect
+     * through this method.
+     *
+     * <p>{@code group} may be what this rank knows before every rank's view has come (a Spark task starts from its
+     * own view while its allGather rounds bring the others'): the transport that needs no layout (shared memory
+     * among every rank, TCP alone) is connected first; then {@code views} gives every rank's view of the
+     * co-location probes ({@link #shareMemory}), waiting for them if need be. Under shm, a group smaller than the
+     * world fails then, naming who cannot see whom. A group that is not the one the layout of the views gives this
+     * rank ({@link #hostsOf}, {@link #hostGroup}) fails, saying that the views disagree: every rank computes the same
+     * layout, so ranks whose groups are their layout's meet, and a rank whose group is not would wait for peers that
+     * went another way. {@link #connect} gives the layout's group, known already.
+     *
+     * @param hostName    the name of rank r's host, for the messages
+     * @param kindAsGiven how the messages name {@code kind} as the user gave it ({@code JCCL_TRANSPORT=shm})
+     */
+    public static Transport connectTransport(int rank, int world, Store store, TcpOptions tcp, String kind,
+                                             JcclSettings settings, int[] group,
+                                             java.util.function.Supplier<String[]> views,
+                                             java.util.function.IntFunction<String> hostName, String kindAsGiven,
+                                             int hostArenaBytes) {
+        Duration timeout = tcp.connectTimeout();
+        boolean refused = kind.equals("shm") && group.length < world; // fails once the views say who cannot see whom
+        ShmTransport local = null; // among every rank, or within the host group
+        TcpTransport remote = null;
         try { // whatever fails from here, the transports made so far are closed
+            if (!refused && group.length == world) {
+                local = connectShm(rank, world, store, settings, timeout);
+            } else if (!refused && group.length == 1) {
+                remote = TcpTransport.connect(rank, world, store, tcp);
+            }
+            String[] seen = views.get();
+            if (refused) {
+                throw new IllegalArgumentException(kindAsGiven + " but the ranks do not all share memory: "
+                        + notSharing(seen, hostName));
+            }
+            int[] hosts = hostsOf(world, seen);
+            if (!java.util.Arrays.equals(hostGroup(rank, hosts), group)) {
+                throw new IllegalStateException(disagreement(rank, seen, hostName));
+            }
+            if (group.length == world) {
+                return local;
+            }
             if (group.length == 1) {
                 if (java.util.Arrays.stream(hosts).max().getAsInt() == world - 1) {
                     // one rank on every host: TCP alone, on every rank, with the layout, so that AUTO prices its
@@ -105,24 +149,43 @@ public final class Rendezvous {
                 return HybridTransport.alone(remote, "shm", hosts);
             }
             // several hosts, several ranks on this one: shared memory among them, TCP to the others
+            remote = TcpTransport.connect(rank, world, store, tcp);
             int localRank = java.util.Arrays.binarySearch(group, rank);
             // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they send
             // between hosts by them, so hosts configured differently (JCCL_SHM_ARENA_BYTES) would send pieces of
-            // other sizes and fail every call
-            int arenaBytes = Integer.parseInt(store.getString("shm/arena-bytes", timeout));
-            // its messages name the job's ranks, not the host group's, those of its connection too
+            // other sizes and fail every call. Its messages name the job's ranks, not the host group's, those of its
+            // connection too
             local = ShmTransport.connect(localRank, group.length,
                     new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
-                    arenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout, group);
+                    hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout, group);
             LOG.debug("rank {}: shared memory with ranks {}, TCP to the others", rank, group);
             return new HybridTransport(rank, world, group, local, remote, hosts);
         } catch (RuntimeException | Error e) {
             if (local != null) {
                 closeAfter(e, local::close);
             }
-            closeAfter(e, remote::close);
+            if (remote != null) {
+                closeAfter(e, remote::close);
+            }
             throw e;
         }
+    }
+
+    /**
+     * Why {@code group}, the host group rank {@code rank} started connecting from, is not the one the layout of every
+     * rank's {@code views} gives it ({@link #hostsOf}, {@link #hostGroup}), or null where it is: as
+     * {@link #connectTransport(int, int, Store, TcpOptions, String, JcclSettings, int[], java.util.function.Supplier,
+     * java.util.function.IntFunction, String, int)} fails, for a caller that can look before its set-up does.
+     */
+    public static String disagreement(int rank, int[] group, String[] views,
+                                      java.util.function.IntFunction<String> hostName) {
+        return java.util.Arrays.equals(hostGroup(rank, hostsOf(views.length, views)), group) ? null
+                : disagreement(rank, views, hostName);
+    }
+
+    private static String disagreement(int rank, String[] views, java.util.function.IntFunction<String> hostName) {
+        return "the ranks' views of who shares memory disagree (rank " + rank + " sees " + views[rank] + "; "
+                + notSharing(views, hostName) + "): set JCCL_TRANSPORT=tcp";
     }
 
     /**
@@ -312,20 +375,23 @@ public final class Rendezvous {
         }
     }
 
-    /** Which ranks could not see which, from the published views: for an error message. */
-    private static String notSharing(int world, String[] views, Store store, Duration timeout) {
+    /**
+     * Which ranks could not see which, from every rank's published view, each named with its host
+     * ({@code hostName}): for an error message.
+     */
+    private static String notSharing(String[] views, java.util.function.IntFunction<String> hostName) {
         StringBuilder sb = new StringBuilder();
-        for (int r = 0; r < world; r++) {
+        for (int r = 0; r < views.length; r++) {
             String seen = views[r];
             java.util.List<Integer> missing = new java.util.ArrayList<>();
-            for (int p = 0; p < world; p++) {
+            for (int p = 0; p < views.length; p++) {
                 if (seen.charAt(p) == '0') {
                     missing.add(p);
                 }
             }
             if (!missing.isEmpty()) {
                 sb.append(sb.length() == 0 ? "" : "; ").append("rank ").append(r).append(" (")
-                        .append(store.getString("host/" + r, timeout)).append(") cannot see ranks ").append(missing);
+                        .append(hostName.apply(r)).append(") cannot see ranks ").append(missing);
             }
         }
         return sb.toString();

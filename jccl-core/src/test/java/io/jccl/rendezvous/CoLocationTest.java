@@ -91,6 +91,33 @@ class CoLocationTest {
         }
     }
 
+    /**
+     * The transport choice Rendezvous and jccl-spark's BarrierRendezvous share: a caller that starts from a group of
+     * its own (Spark: the rank's own view, before the others' have come) and finds that the layout of every view
+     * gives it another fails, saying that the views disagree, before it waits for peers that went another way; under
+     * shm, a group smaller than the world fails naming who cannot see whom, the kind as the caller's users gave it.
+     */
+    @Test
+    void aGroupThatIsNotTheLayoutsFailsAndShmNamesWhoCannotSeeWhom(@org.junit.jupiter.api.io.TempDir Path dir) {
+        JcclSettings settings = JcclSettings.from(Map.of("JCCL_SHM_DIR", dir.toString()), Map.of());
+        TcpOptions tcp = TcpOptions.from(settings, "127.0.0.1").withConnectTimeout(Duration.ofSeconds(5));
+        String[] views = {"100", "010", "001"}; // every rank on a host of its own
+        java.util.function.IntFunction<String> host = r -> "host" + r;
+        IllegalStateException disagree = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> Rendezvous.connectTransport(0, 3, new InMemoryStore(), tcp, "auto", settings, new int[] {0, 1},
+                        () -> views, host, "JCCL_TRANSPORT=auto", JcclSettings.SHM_ARENA_DEFAULT));
+        assertEquals("the ranks' views of who shares memory disagree (rank 0 sees 100; rank 0 (host0) cannot see "
+                + "ranks [1, 2]; rank 1 (host1) cannot see ranks [0, 2]; rank 2 (host2) cannot see ranks [0, 1]): set "
+                + "JCCL_TRANSPORT=tcp", disagree.getMessage());
+        assertEquals(disagree.getMessage(), Rendezvous.disagreement(0, new int[] {0, 1}, views, host));
+        assertEquals(null, Rendezvous.disagreement(0, new int[] {0}, views, host));
+        IllegalArgumentException shm = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Rendezvous.connectTransport(0, 3, new InMemoryStore(), tcp, "shm", settings, new int[] {0},
+                        () -> views, host, "transport shm", JcclSettings.SHM_ARENA_DEFAULT));
+        assertEquals("transport shm but the ranks do not all share memory: rank 0 (host0) cannot see ranks [1, 2]; "
+                + "rank 1 (host1) cannot see ranks [0, 2]; rank 2 (host2) cannot see ranks [0, 1]", shm.getMessage());
+    }
+
     /** Every rank's view from {@link Rendezvous#shareMemory} on threads, rank r published as host {@code hosts[r]}. */
     private static List<String> views(String[] hosts, Path dir) throws Exception {
         InMemoryStore store = new InMemoryStore();

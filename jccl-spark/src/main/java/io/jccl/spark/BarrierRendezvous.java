@@ -9,11 +9,7 @@ import io.jccl.JcclSettings;
 import io.jccl.pipeline.CostModel;
 import io.jccl.pipeline.DefaultCommunicator;
 import io.jccl.security.JobSecret;
-import io.jccl.store.PrefixStore;
-import io.jccl.store.Store;
 import io.jccl.transport.Transport;
-import io.jccl.transport.hybrid.HybridTransport;
-import io.jccl.transport.shm.ShmTransport;
 import io.jccl.transport.tcp.TcpOptions;
 import io.jccl.transport.tcp.TcpTransport;
 import org.slf4j.Logger;
@@ -25,7 +21,6 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -173,10 +168,11 @@ public final class BarrierRendezvous {
         // this rank's own view of who shares memory with it; every rank's view comes with the first keys
         GatherStore store = new GatherStore();
         String view = seen.toString();
+        int[] group = groupOf(rank, view);
         CompletableFuture<Transport> result = new CompletableFuture<>();
         Thread worker = new Thread(() -> {
             try {
-                Transport made = connectTransport(rank, world, store, tcp, transport, settings, view, hosts,
+                Transport made = connectTransport(rank, world, store, tcp, transport, settings, view, group, hosts,
                         hostArenaBytes);
                 if (!result.complete(made)) { // failed meanwhile (viewCheck below)
                     made.close();
@@ -194,9 +190,10 @@ public final class BarrierRendezvous {
         int[] rounds = {0};
         try {
             // every rank reads the probes before it joins the next round: once that round is over, none needs it
-            // the views come with the first keys: where this rank's own, from which it started connecting, is not
-            // what every rank's give it, it fails then, while its set-up may still wait for peers that went another
-            // way (it waited until the connect timeout)
+            // the views come with the first keys: where the group this rank started connecting from (its own view's)
+            // is not the one the layout of every rank's gives it, it fails then, while its set-up may still wait for
+            // peers that went another way (it waited until the connect timeout); the set-up checks the same once it
+            // has the views (Rendezvous.connectTransport), for a transport connected before this check could run
             java.util.function.Supplier<String> viewCheck = () -> {
                 if (transport.equals("tcp")) {
                     return null;
@@ -208,7 +205,7 @@ public final class BarrierRendezvous {
                     }
                     views[r] = store.getString("view/" + r, Duration.ofMillis(1));
                 }
-                return disagreement(rank, view, views, hosts);
+                return Rendezvous.disagreement(rank, group, views, r -> hosts[r]);
             };
             failure = runRounds(gather, identity, rank, world, store, result, () -> deleteQuietly(probe), viewCheck,
                     rounds, connecting, timeout);
@@ -240,76 +237,27 @@ public final class BarrierRendezvous {
     }
 
     /**
-     * As {@code Rendezvous.connectTransport}: shared memory within the ranks that read each other's probes, TCP to
-     * the others. Each rank starts from its own view and checks, once every view has come, that they agree (they
-     * do unless the directory is shared one way only): otherwise it fails, and so does every rank.
+     * {@code Rendezvous.connectTransport} itself (shared memory within the ranks that read each other's probes, TCP
+     * to the others), started from this rank's own view, {@code group}, before the others' have come: what needs
+     * no layout (shared memory where the group is the world, TCP where it is this rank alone) connects at once,
+     * while the rounds bring every rank's view (published here as {@code view/<rank>}). Once they have come it
+     * checks that the group is the one their layout gives this rank (it is unless the directory is shared one way):
+     * otherwise it fails, and so does every rank.
      */
-    private static Transport connectTransport(int rank, int world, Store store, TcpOptions tcp, String kind,
-                                              JcclSettings settings, String view, String[] hosts,
+    private static Transport connectTransport(int rank, int world, GatherStore store, TcpOptions tcp, String kind,
+                                              JcclSettings settings, String view, int[] group, String[] hosts,
                                               int hostArenaBytes) {
         if (kind.equals("tcp")) {
             return TcpTransport.connect(rank, world, store, tcp);
         }
         store.setString("view/" + rank, view);
-        int[] group = groupOf(rank, view);
-        Transport t = null;
-        Transport remote = null;
-        Transport local = null;
-        try { // whatever fails from here, exception or error, the transports made so far are closed (as Rendezvous)
-            if (kind.equals("shm") && group.length < world) {
-                t = null;
-            } else if (group.length == world) {
-                t = connectShm(rank, world, store, settings, tcp.connectTimeout());
-            } else if (group.length == 1) {
-                t = TcpTransport.connect(rank, world, store, tcp);
-            }
+        return Rendezvous.connectTransport(rank, world, store, tcp, kind, settings, group, () -> {
             String[] views = new String[world];
             for (int r = 0; r < world; r++) {
                 views[r] = store.getString("view/" + r, tcp.connectTimeout());
             }
-            if (kind.equals("shm") && group.length < world) {
-                throw new IllegalArgumentException("transport shm but the ranks do not all share memory: "
-                        + notSharing(views, hosts));
-            }
-            String disagree = disagreement(rank, view, views, hosts);
-            if (disagree != null) {
-                throw new IllegalStateException(disagree);
-            }
-            int[] hostOf = Rendezvous.hostsOf(world, views);
-            if (t != null && group.length == 1 && Arrays.stream(hostOf).max().getAsInt() < world - 1) {
-                // alone on this host where other hosts hold several: their kind of transport and layout, so that
-                // every rank prices the job alike (Rendezvous does the same)
-                return HybridTransport.alone(t, "shm", hostOf);
-            }
-            if (t instanceof TcpTransport one) { // one rank on every host: the layout, as Rendezvous reports it
-                one.placeOnHosts(hostOf);
-            }
-            if (t != null) {
-                return t;
-            }
-            // several hosts, several ranks on this one: shared memory among them, TCP to the others
-            int localRank = Arrays.binarySearch(group, rank);
-            remote = TcpTransport.connect(rank, world, store, tcp);
-            // every host's arena has rank 0's exchange buffers: the hierarchical algorithms cut the pieces they
-            // send between hosts by them (as in Rendezvous); its messages name the job's ranks, not the host
-            // group's, those of its connection too (as Rendezvous)
-            local = ShmTransport.connect(localRank, group.length,
-                    new PrefixStore("group-" + group[0], store), settings.shmDirectory(), settings.shmRingBytes(),
-                    hostArenaBytes, settings.shmRegisteredBytes(), settings.oversubscribedSpins(),
-                    tcp.connectTimeout(), group);
-            return new HybridTransport(rank, world, group, local, remote, hostOf);
-        } catch (RuntimeException | Error e) {
-            for (Transport made : new Transport[] {local, remote, t}) {
-                if (made != null) {
-                    try {
-                        made.close();
-                    } catch (RuntimeException | Error notClosed) { // the failure stays the one thrown
-                        e.addSuppressed(notClosed);
-                    }
-                }
-            }
-            throw e;
-        }
+            return views;
+        }, r -> hosts[r], "transport " + kind, hostArenaBytes);
     }
 
     /** The group {@code view} gives {@code rank}: the ranks it read, where it read itself; else itself alone. */
@@ -321,23 +269,6 @@ public final class BarrierRendezvous {
             }
         }
         return guess.contains(rank) ? guess.stream().mapToInt(Integer::intValue).toArray() : new int[] {rank};
-    }
-
-    /**
-     * Why this rank's own view of who shares memory ({@code view}, from which it started connecting) is not what
-     * every rank's {@code views} give it, or null where they agree.
-     */
-    static String disagreement(int rank, String view, String[] views, String[] hosts) {
-        if (Arrays.equals(Rendezvous.localGroup(rank, views), groupOf(rank, view))) {
-            return null;
-        }
-        return "the ranks' views of who shares memory disagree (rank " + rank + " sees " + view + "; "
-                + notSharing(views, hosts) + "): set JCCL_TRANSPORT=tcp";
-    }
-
-    private static Transport connectShm(int rank, int size, Store store, JcclSettings settings, Duration timeout) {
-        return ShmTransport.connect(rank, size, store, settings.shmDirectory(), settings.shmRingBytes(),
-                settings.shmArenaBytes(), settings.shmRegisteredBytes(), settings.oversubscribedSpins(), timeout);
     }
 
     /**
@@ -513,23 +444,6 @@ public final class BarrierRendezvous {
         } catch (java.io.IOException e) {
             LOG.debug("cannot remove {}: {}", file, e.toString());
         }
-    }
-
-    private static String notSharing(String[] views, String[] hosts) {
-        StringBuilder sb = new StringBuilder();
-        for (int r = 0; r < views.length; r++) {
-            List<Integer> missing = new ArrayList<>();
-            for (int p = 0; p < views.length; p++) {
-                if (views[r].charAt(p) == '0') {
-                    missing.add(p);
-                }
-            }
-            if (!missing.isEmpty()) {
-                sb.append(sb.length() == 0 ? "" : "; ").append("rank ").append(r).append(" (").append(hosts[r])
-                        .append(") cannot see ranks ").append(missing);
-            }
-        }
-        return sb.toString();
     }
 
     private static String hostName() {
