@@ -240,4 +240,23 @@ class FlightRecorderTest {
             assertTrue(!alive(name), "the trigger thread still runs after every communicator closed");
         }
     }
+
+    /**
+     * A record that cannot be moved into place (here a non-empty directory holds its name) is a warning, and the
+     * temporary file written first does not stay behind: one was left in the directory on every such dump.
+     */
+    @Test
+    void aRecordThatCannotBeWrittenLeavesNoTemporaryFile(@TempDir Path dir) throws Exception {
+        Path blocker = dir.resolve("jccl_fr_rank0.json");
+        Files.createDirectories(blocker);
+        Files.writeString(blocker.resolve("keep"), "a directory where the record goes");
+        Jccl.run(1, config(dir, 100), c -> {
+            c.allReduce(new float[4]);
+            assertEquals(null, c.dumpFlightRecorder(), "the record could not be written");
+        });
+        try (var files = Files.list(dir)) {
+            List<String> left = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp")).toList();
+            assertEquals(List.of(), left, "temporary files left in " + dir);
+        }
+    }
 }

@@ -75,16 +75,26 @@ public final class Diagnostics {
         if (f == null) {
             return null;
         }
+        Path tmp = null;
         try {
             Files.createDirectories(dir);
-            Path tmp = Files.createTempFile(dir, ".jccl_fr_rank" + recorder.rank() + "-", ".tmp");
+            tmp = Files.createTempFile(dir, ".jccl_fr_rank" + recorder.rank() + "-", ".tmp");
             Files.writeString(tmp, json(reason), StandardCharsets.UTF_8);
             Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            tmp = null;
             LOG.warn("rank {}: flight record written to {}", recorder.rank(), f);
             return f;
         } catch (IOException | RuntimeException e) {
             LOG.warn("rank {}: could not write the flight record to {}: {}", recorder.rank(), f, e.toString());
             return null;
+        } finally {
+            if (tmp != null) { // the write or the move failed (a full disk; a directory where the record goes)
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException | RuntimeException notDeleted) {
+                    LOG.warn("rank {}: could not remove {}: {}", recorder.rank(), tmp, notDeleted.toString());
+                }
+            }
         }
     }
 
@@ -136,15 +146,29 @@ public final class Diagnostics {
             }
         }
 
+        /**
+         * Whatever ends the loop, an {@link Error} from a dump included, the thread is forgotten (under the lock), so
+         * that the next watch starts another: a dead thread left in {@link #thread} silenced every trigger file for
+         * the life of the JVM.
+         */
         private static void loop() {
+            try {
+                watchUntilUnwatched();
+            } finally {
+                synchronized (Trigger.class) {
+                    if (thread == Thread.currentThread()) {
+                        thread = null;
+                    }
+                }
+            }
+        }
+
+        private static void watchUntilUnwatched() {
             while (true) {
                 try {
                     Thread.sleep(500);
                 } catch (InterruptedException e) {
-                    synchronized (Trigger.class) {
-                        thread = null; // the next watch starts another
-                    }
-                    return;
+                    return; // loop forgets the thread: the next watch starts another
                 }
                 java.util.List<Diagnostics> due = new java.util.ArrayList<>();
                 synchronized (Trigger.class) {
