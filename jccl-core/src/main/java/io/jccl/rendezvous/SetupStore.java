@@ -92,8 +92,7 @@ final class SetupStore extends io.jccl.store.ForwardingStore {
                 }
                 if (System.nanoTime() - deadline >= 0) {
                     failIfFailed();
-                    throw raise(new StoreException("rank " + rank + ": timed out after " + timeout.toMillis()
-                            + " ms waiting for key '" + key + "'", e));
+                    throw raise(StoreException.timedOut("rank " + rank + ": ", key, timeout, e));
                 }
             }
         }

@@ -99,8 +99,7 @@ public final class FileStore implements Store {
                 return Files.readAllBytes(f);
             } catch (NoSuchFileException e) {
                 if (System.nanoTime() - deadline >= 0) {
-                    throw new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key
-                            + "' in " + dir);
+                    throw StoreException.timedOut(key, timeout, " in " + dir, null);
                 }
                 sleep(sleepMs);
                 sleepMs = Math.min(sleepMs * 2, 50);

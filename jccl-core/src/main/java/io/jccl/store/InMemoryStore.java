@@ -44,7 +44,7 @@ public final class InMemoryStore implements Store {
 
     /** What a get of {@code key} that waited {@code timeout} in vain throws. */
     static StoreException timedOut(String key, Duration timeout) {
-        return new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key + "'");
+        return StoreException.timedOut(key, timeout, "", null);
     }
 
     @Override

@@ -198,8 +198,7 @@ public final class TcpStore implements Store {
                 throw new StoreException(new String(r.body, StandardCharsets.UTF_8));
             }
             if (System.nanoTime() - deadline >= 0) {
-                throw new StoreException("timed out after " + timeout.toMillis() + " ms waiting for key '" + key
-                        + "' in the store at " + host + ":" + port);
+                throw StoreException.timedOut(key, timeout, " in the store at " + host + ":" + port, null);
             }
         }
     }

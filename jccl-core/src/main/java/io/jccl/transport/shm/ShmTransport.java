@@ -166,7 +166,14 @@ public final class ShmTransport extends AbstractTransport {
         if (rank == 0) {
             store.setString("shm/job", Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE));
         }
-        String job = store.getString("shm/job", timeout);
+        String job;
+        try {
+            job = store.getString("shm/job", timeout);
+        } catch (io.jccl.store.StoreException e) {
+            throw e.timedOutKey() == null ? e : new io.jccl.JcclException("rank " + w.applyAsInt(rank) + ": rank "
+                    + w.applyAsInt(0) + ", on this host, did not name the shared-memory job within "
+                    + timeout.toMillis() + " ms (it stopped, failed before, or was never started)", e);
+        }
         Path file = dir.resolve("jccl-" + job + "-" + rank + ".shm");
         long length = segmentLength(size, ringBytes, arenaBytes, registeredBytes);
         if (length > Integer.MAX_VALUE) {
@@ -201,8 +208,18 @@ public final class ShmTransport extends AbstractTransport {
                 if (dst == rank) {
                     continue;
                 }
-                Path peerFile = Path.of(store.getString("shm/segment/" + dst, timeout));
-                t.watch.watch(dst, Long.parseLong(store.getString("shm/pid/" + dst, timeout)), peerFile);
+                Path peerFile;
+                long peerPid;
+                try {
+                    peerFile = Path.of(store.getString("shm/segment/" + dst, timeout));
+                    peerPid = Long.parseLong(store.getString("shm/pid/" + dst, timeout));
+                } catch (io.jccl.store.StoreException e) {
+                    throw e.timedOutKey() == null ? e : new io.jccl.JcclException("rank " + w.applyAsInt(rank)
+                            + ": rank " + w.applyAsInt(dst) + ", on this host, did not publish its shared-memory "
+                            + "segment within " + timeout.toMillis() + " ms (it stopped, failed before, or was never "
+                            + "started)", e);
+                }
+                t.watch.watch(dst, peerPid, peerFile);
                 segments[dst] = ShmSegment.openPeer(w.applyAsInt(rank), w.applyAsInt(dst), peerFile, size, ringBytes,
                         arenaBytes, registeredBytes);
                 t.outbound[dst] = ShmRing.producer(segments[dst], ringOffset(rank, ringBytes), ringBytes);

@@ -100,7 +100,14 @@ final class TcpConnector implements Closeable {
         acceptor.start();
         for (int peer = 0; peer < rank; peer++) {
             Duration left = Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
-            String addr = store.getString("tcp/addr/" + peer, left);
+            String addr;
+            try {
+                addr = store.getString("tcp/addr/" + peer, left);
+            } catch (io.jccl.store.StoreException e) {
+                throw e.timedOutKey() == null ? e : new JcclException("rank " + rank + ": rank " + peer
+                        + " did not publish its TCP address within " + options.connectTimeout().toMillis()
+                        + " ms (it stopped, failed before, or was never started)", e);
+            }
             register(peer, connectTo(peer, addr, deadline, store));
         }
         while (true) {

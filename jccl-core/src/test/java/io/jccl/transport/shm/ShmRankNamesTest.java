@@ -110,4 +110,26 @@ class ShmRankNamesTest {
             assertTrue(!message.contains("rank 0") && !message.contains("rank 1"), "a host's rank: " + message);
         }
     }
+
+    /**
+     * A host-mate that never publishes its segment (it died after joining, or was never started) is named by its
+     * rank in the job, and the segment made meanwhile is removed: the wait said only "timed out ... waiting for key
+     * 'shm/segment/1'", a host-local index. Both local ranks' waits: for the job's name (local rank 0's) and for a
+     * segment.
+     */
+    @Test
+    void aHostMateThatNeverComesIsNamedByItsRankInTheJob(@TempDir Path dir) throws Exception {
+        JcclException e = assertThrows(JcclException.class, () -> ShmTransport.connect(0, 2, new InMemoryStore(), dir,
+                4096, 8192, 8192, 0, Duration.ofMillis(300), HOST));
+        assertEquals("rank 4: rank 5, on this host, did not publish its shared-memory segment within 300 ms (it "
+                + "stopped, failed before, or was never started)", e.getMessage());
+        assertTrue(e.getCause() instanceof io.jccl.store.StoreException, "the store's timeout is kept as the cause");
+        e = assertThrows(JcclException.class, () -> ShmTransport.connect(1, 2, new InMemoryStore(), dir, 4096, 8192,
+                8192, 0, Duration.ofMillis(300), HOST));
+        assertEquals("rank 5: rank 4, on this host, did not name the shared-memory job within 300 ms (it stopped, "
+                + "failed before, or was never started)", e.getMessage());
+        try (var files = java.nio.file.Files.list(dir)) {
+            assertEquals(java.util.List.of(), files.toList(), "segments left behind");
+        }
+    }
 }

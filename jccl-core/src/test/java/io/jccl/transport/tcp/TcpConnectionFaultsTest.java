@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -282,6 +283,21 @@ class TcpConnectionFaultsTest {
                 () -> TcpTransport.connect(1, 2, store, unresolved));
         assertTrue(e.getMessage().contains("rank 1: cannot listen on no-such-host.invalid: the name does not resolve"),
                 e.getMessage());
+    }
+
+    /**
+     * A lower rank that never publishes its address (it died after joining, or was never started) is named: the
+     * wait said only "timed out ... waiting for key 'tcp/addr/0'".
+     */
+    @Test
+    void aPeerThatNeverPublishesItsAddressIsNamed() {
+        io.jccl.security.JobSecret secret = io.jccl.security.JobSecret.generate();
+        TcpOptions options = TcpOptions.loopback(secret).withConnectTimeout(java.time.Duration.ofMillis(300));
+        io.jccl.JcclException e = org.junit.jupiter.api.Assertions.assertThrows(io.jccl.JcclException.class,
+                () -> TcpTransport.connect(1, 2, new io.jccl.store.InMemoryStore(), options));
+        assertEquals("rank 1: rank 0 did not publish its TCP address within 300 ms (it stopped, failed before, or was "
+                + "never started)", e.getMessage());
+        assertTrue(e.getCause() instanceof io.jccl.store.StoreException, "the store's timeout is kept as the cause");
     }
 
     private static long openFiles() throws java.io.IOException {
