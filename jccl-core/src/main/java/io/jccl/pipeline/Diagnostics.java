@@ -127,37 +127,53 @@ public final class Diagnostics {
             WATCHED.add(d);
             SEEN.computeIfAbsent(d.dir, Trigger::stamp);
             if (thread == null) {
-                thread = new Thread(Trigger::loop, "jccl-flight-recorder-trigger");
-                thread.setDaemon(true);
-                thread.start();
+                start();
             }
+        }
+
+        /** Starts the watching thread; registered only once it started (a thread that never ran would stay so). */
+        private static void start() {
+            Thread t = new Thread(Trigger::loop, "jccl-flight-recorder-trigger");
+            t.setDaemon(true);
+            t.start();
+            thread = t;
         }
 
         static synchronized void unwatch(Diagnostics d) {
             WATCHED.remove(d);
         }
 
-        /** The trigger file's modification time, or -1 when there is none. */
+        /** The trigger file's modification time, or -1 when there is none (or it cannot be read). */
         private static long stamp(Path dir) {
             try {
                 return Files.getLastModifiedTime(dir.resolve(TRIGGER)).toMillis();
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 return -1;
             }
         }
 
         /**
-         * Whatever ends the loop, an {@link Error} from a dump included, the thread is forgotten (under the lock), so
-         * that the next watch starts another: a dead thread left in {@link #thread} silenced every trigger file for
-         * the life of the JVM.
+         * Whatever ends the loop, the thread is forgotten (under the lock), and where ranks are still watched (the
+         * loop died of a {@link VirtualMachineError}) another starts: a dead thread left in {@link #thread} silenced
+         * every trigger file for the life of the JVM.
          */
         private static void loop() {
+            boolean ended = false; // no ranks left to watch, or interrupted
             try {
                 watchUntilUnwatched();
+                ended = true;
             } finally {
                 synchronized (Trigger.class) {
                     if (thread == Thread.currentThread()) {
                         thread = null;
+                        if (!ended && !WATCHED.isEmpty()) {
+                            try {
+                                start();
+                            } catch (RuntimeException | Error notStarted) { // the next watch tries again
+                                LOG.warn("the flight recorder's trigger thread could not restart: {}",
+                                        notStarted.toString());
+                            }
+                        }
                     }
                 }
             }
@@ -187,8 +203,14 @@ public final class Diagnostics {
                     }
                     SEEN.putAll(now);
                 }
-                for (Diagnostics d : due) {
-                    d.dump("asked for: " + d.dir.resolve(TRIGGER) + " changed");
+                for (Diagnostics d : due) { // one rank's failure to write is logged; the others still write theirs
+                    try {
+                        d.dump("asked for: " + d.dir.resolve(TRIGGER) + " changed");
+                    } catch (VirtualMachineError e) {
+                        throw e;
+                    } catch (Throwable e) {
+                        LOG.warn("rank {}: could not write the flight record: {}", d.recorder.rank(), e.toString());
+                    }
                 }
             }
         }
