@@ -169,7 +169,9 @@ public final class TcpStoreServer implements AutoCloseable {
                     body = ("unknown store opcode " + op).getBytes(StandardCharsets.UTF_8);
             }
         } catch (StoreException e) {
-            status = STATUS_TIMEOUT;
+            // only a get that waited in vain is a timeout to the client (which then names the key it waited for);
+            // any other failure of the store (interrupted as the server shuts down) is an error
+            status = e.timedOutKey() != null ? STATUS_TIMEOUT : STATUS_ERROR;
             body = e.getMessage().getBytes(StandardCharsets.UTF_8);
         } catch (RuntimeException e) {
             // a bad request fails that request, never the connection or the server
