@@ -49,8 +49,8 @@ public final class LaunchCommand implements Callable<Integer> {
 
     @Option(names = "--transport", defaultValue = "auto", paramLabel = "auto|shm|tcp",
             converter = Options.LaunchTransport.class,
-            description = "JCCL_TRANSPORT for the ranks: auto (shared memory when every rank is on one host, else "
-                + "TCP), shm or tcp (default: ${DEFAULT-VALUE}).")
+            description = "JCCL_TRANSPORT for the ranks: auto (shared memory between ranks that prove they share a "
+                + "host, TCP between the others), shm or tcp (default: ${DEFAULT-VALUE}).")
     String transport;
 
     @Option(names = "--cpu-bind", defaultValue = "core", paramLabel = "core|none",

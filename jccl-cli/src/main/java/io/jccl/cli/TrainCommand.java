@@ -40,7 +40,8 @@ public final class TrainCommand implements Callable<Integer> {
     static final double TOLERANCE = 1e-4;
 
     @Option(names = "--ranks", defaultValue = "4", description = "Ranks: a divisor of the global batch (96) for ddp, "
-            + "zero and fsdp, and a multiple of 2 or 3 for the pipeline (default: ${DEFAULT-VALUE}).")
+            + "zero, fsdp and the bucketing and overlap measurement (unless --skip-patterns); for the pipeline, "
+            + "a multiple of 2 or 3 whose stage size divides 96 (default: ${DEFAULT-VALUE}).")
     int ranks;
 
     @Option(names = "--modes", split = ",", defaultValue = "ddp,zero,fsdp,pipeline", paramLabel = "MODE",
