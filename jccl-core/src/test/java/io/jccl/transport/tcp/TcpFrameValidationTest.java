@@ -22,6 +22,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * An authenticated peer that sends a malformed frame: the connection is closed with a clear error, nothing of
@@ -69,6 +73,8 @@ class TcpFrameValidationTest {
      */
     @Test
     void shouldHoldNoMoreThanWhatALyingPeerSent() throws Exception {
+        // the wait for the reader to take in what was sent reads the sockets' queues there
+        assumeTrue(Files.isReadable(Path.of("/proc/net/tcp")), "needs Linux's /proc/net/tcp");
         try (Impostor imp = Impostor.connect()) {
             Socket s = imp.socket;
             Communicator comm = imp.victim;
@@ -78,19 +84,98 @@ class TcpFrameValidationTest {
                     announced, 0, announced, 0);
             ByteBuffer b = ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             FrameDescriptor.encode(h, b);
-            OutputStream out = s.getOutputStream();
-            out.write(b.array());
             long sent = 72L << 20;
-            byte[] block = new byte[1 << 20];
-            for (long done = 0; done < sent; done += block.length) {
-                out.write(block);
-            }
-            out.flush();
-            Thread.sleep(1000); // let the reader take in what was sent
+            // on a thread of its own: a write to a reader that stopped taking bytes blocks, and cannot be interrupted
+            CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> {
+                try {
+                    OutputStream out = s.getOutputStream();
+                    out.write(b.array());
+                    byte[] block = new byte[1 << 20];
+                    for (long done = 0; done < sent; done += block.length) {
+                        out.write(block);
+                    }
+                    out.flush();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, TcpFrameValidationTest::daemon);
+            awaitAllTakenIn(s, sending);
             long held = heapAfterGc() - before;
             assertTrue(held < sent + (24L << 20), "holds " + (held >> 20) + " MiB after " + (sent >> 20) + " MiB sent");
             comm.close();
         }
+    }
+
+    /**
+     * Waits until {@code sending} has written everything to {@code s} and the victim's reader has taken all of it in:
+     * the kernel lists the connection's two sockets in /proc/net/tcp6 (or tcp), with the bytes the impostor's holds
+     * unacknowledged (tx_queue) and those the victim's holds unread (rx_queue); both 0 once the writes are done, the
+     * connection still established, means the reader has read every byte. Fails if the connection is closed
+     * meanwhile (the victim gave up on the frame), or if this is not so within 20 s (the reader stopped reading).
+     */
+    private static void awaitAllTakenIn(Socket s, CompletableFuture<Void> sending) throws Exception {
+        int impostorPort = s.getLocalPort();
+        int victimPort = s.getPort();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) {
+            long[] impostor = socketQueues(impostorPort, victimPort);
+            long[] victim = socketQueues(victimPort, impostorPort);
+            if (impostor == null || victim == null || impostor[0] != TCP_ESTABLISHED || victim[0] != TCP_ESTABLISHED) {
+                fail("the connection was closed before the victim's reader took in what was sent (impostor's socket "
+                        + describe(impostor) + ", victim's " + describe(victim) + ")");
+            }
+            if (sending.isDone()) {
+                sending.join(); // a failed write fails the test with its cause
+                if (impostor[1] == 0 && victim[2] == 0) {
+                    return;
+                }
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                fail("the victim's reader did not take in what was sent within 20 s: the writes "
+                        + (sending.isDone() ? "are done" : "still wait") + ", " + victim[2] + " bytes unread at the "
+                        + "victim, " + impostor[1] + " unacknowledged at the impostor");
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private static final long TCP_ESTABLISHED = 1;
+
+    /**
+     * The state, tx_queue and rx_queue of the socket from {@code localPort} to {@code remotePort} in
+     * /proc/net/tcp6 or /proc/net/tcp, or null if neither lists it.
+     */
+    private static long[] socketQueues(int localPort, int remotePort) throws java.io.IOException {
+        for (String table : new String[] {"/proc/net/tcp6", "/proc/net/tcp"}) {
+            Path p = Path.of(table);
+            if (!Files.isReadable(p)) {
+                continue;
+            }
+            for (String line : Files.readAllLines(p)) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length < 5 || !f[0].endsWith(":") || port(f[1]) != localPort || port(f[2]) != remotePort) {
+                    continue; // the header, or another socket
+                }
+                String[] queues = f[4].split(":");
+                return new long[] {Long.parseLong(f[3], 16), Long.parseLong(queues[0], 16),
+                        Long.parseLong(queues[1], 16)};
+            }
+        }
+        return null;
+    }
+
+    private static int port(String hostAndPort) {
+        return Integer.parseInt(hostAndPort.substring(hostAndPort.lastIndexOf(':') + 1), 16);
+    }
+
+    private static String describe(long[] socket) {
+        return socket == null ? "gone" : "in state " + socket[0] + " (1 is established)";
+    }
+
+    private static void daemon(Runnable r) {
+        Thread t = new Thread(r);
+        t.setDaemon(true);
+        t.start();
     }
 
     private static long heapAfterGc() throws InterruptedException {
