@@ -155,6 +155,8 @@ public final class BenchCommand implements Callable<Integer> {
     private Progress progress;
     private int stepsDone;
     private int stepsTotal;
+    /** The directories of --json and --plot that {@link #check} made, in that order: a run that fails removes them. */
+    private final List<Path> made = new ArrayList<>();
 
     /** Every option checked before anything runs: a wrong one is a usage error. */
     private void check() {
@@ -202,15 +204,34 @@ public final class BenchCommand implements Callable<Integer> {
         }
         // last: their directories are made now (they were after every row had been measured)
         if (json != null) {
-            Options.output(spec, "--json", json, true);
+            made.addAll(Options.output(spec, "--json", json, true));
         }
         if (plot != null) {
-            Options.output(spec, "--plot", plot, true);
+            made.addAll(Options.output(spec, "--plot", plot, true));
         }
     }
 
+    /**
+     * Runs the benchmark; when it fails (a usage error found after --json's directories were made, a peer that does
+     * not start, a bed or workers that fail), the directories it made for its files are removed again, those still
+     * empty: they were left behind.
+     */
     @Override
     public Integer call() throws Exception {
+        made.clear();
+        boolean finished = false;
+        try {
+            int status = run();
+            finished = true;
+            return status;
+        } finally {
+            if (!finished) {
+                Options.removeMade(made);
+            }
+        }
+    }
+
+    private int run() throws Exception {
         check();
         progress = Progress.of("jccl bench");
         if (hosts > 1) {

@@ -316,27 +316,71 @@ final class Options {
      * measured, so a directory it could not make failed the run and lost the table. With {@code makeDirectory} the
      * missing directories of {@code file} are made now (bench and tune make them), else its directory must exist.
      * {@code option} is an option ({@code --json}) or the variable that gave the file ({@code JCCL_TUNE_FILE}).
+     *
+     * <p>Returns the directories it made, outermost first (empty when there were none to make), so that a run that
+     * fails later can remove them ({@link #removeMade}); a usage error here removes those it made itself first (a
+     * path whose deeper part cannot be made had its upper part made already).
      */
-    static void output(CommandSpec spec, String option, java.io.File file, boolean makeDirectory) {
+    static List<java.nio.file.Path> output(CommandSpec spec, String option, java.io.File file,
+                                           boolean makeDirectory) {
         java.io.File path = file.getAbsoluteFile();
         java.io.File dir = path.getParentFile();
         String invalid = option.startsWith("-") ? "Invalid value for option '" + option + "': "
                 : "Invalid value of " + option + ": ";
-        if (dir != null && makeDirectory) {
-            try {
-                java.nio.file.Files.createDirectories(dir.toPath());
-            } catch (java.io.IOException | SecurityException e) {
-                throw new ParameterException(spec.commandLine(), invalid + "cannot make the directory " + dir + " ("
-                        + why(e) + ")");
+        List<java.nio.file.Path> made = dir != null && makeDirectory ? missing(dir.toPath()) : List.of();
+        try {
+            if (dir != null && makeDirectory) {
+                try {
+                    java.nio.file.Files.createDirectories(dir.toPath());
+                } catch (java.io.IOException | SecurityException e) {
+                    throw new ParameterException(spec.commandLine(), invalid + "cannot make the directory " + dir
+                            + " (" + why(e) + ")");
+                }
+            } else if (dir == null || !dir.isDirectory()) {
+                throw new ParameterException(spec.commandLine(), invalid + "the directory " + dir + " does not exist");
             }
-        } else if (dir == null || !dir.isDirectory()) {
-            throw new ParameterException(spec.commandLine(), invalid + "the directory " + dir + " does not exist");
+            if (path.isDirectory()) {
+                throw new ParameterException(spec.commandLine(), invalid + path + " is a directory");
+            }
+            if (!java.nio.file.Files.isWritable(path.exists() ? path.toPath() : dir.toPath())) {
+                throw new ParameterException(spec.commandLine(), invalid + "cannot write " + path
+                        + " (permission denied)");
+            }
+        } catch (ParameterException e) {
+            removeMade(made);
+            throw e;
         }
-        if (path.isDirectory()) {
-            throw new ParameterException(spec.commandLine(), invalid + path + " is a directory");
+        return made;
+    }
+
+    /**
+     * {@code dir} and the directories above it that do not exist, outermost first: those {@link #output} is about to
+     * make. A name taken by anything, even a link to nowhere, is not among them.
+     */
+    private static List<java.nio.file.Path> missing(java.nio.file.Path dir) {
+        List<java.nio.file.Path> missing = new ArrayList<>();
+        for (java.nio.file.Path d = dir; d != null
+                && java.nio.file.Files.notExists(d, java.nio.file.LinkOption.NOFOLLOW_LINKS); d = d.getParent()) {
+            missing.add(0, d);
         }
-        if (!java.nio.file.Files.isWritable(path.exists() ? path.toPath() : dir.toPath())) {
-            throw new ParameterException(spec.commandLine(), invalid + "cannot write " + path + " (permission denied)");
+        return missing;
+    }
+
+    /**
+     * Removes the directories {@code made} (what {@link #output} returned, in the order its calls made them) that are
+     * still empty, the last made first: a run that failed leaves none of its own behind. One that holds anything, a
+     * file written there or put there meanwhile, stays, with those above it; nothing else is touched.
+     */
+    static void removeMade(List<java.nio.file.Path> made) {
+        for (int i = made.size() - 1; i >= 0; i--) {
+            java.nio.file.Path d = made.get(i);
+            try {
+                if (java.nio.file.Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    java.nio.file.Files.delete(d); // only an empty directory: anything in it makes this fail
+                }
+            } catch (java.io.IOException | SecurityException e) {
+                // not empty, or not ours to remove any more: it stays
+            }
         }
     }
 

@@ -104,4 +104,32 @@ class BenchPeersTest {
         assertTrue(e2.getMessage().startsWith("mpirun did not finish"), e2.getMessage());
         assertGone(rank2, "the rank of an mpirun that ignored SIGTERM");
     }
+
+    /**
+     * A run whose peer fails (here mpicc is not found) removes the directories it made for its --json and --plot
+     * files before it measured anything, and only those: they were left behind, empty.
+     */
+    @Test
+    void aRunWhosePeerFailsLeavesNoDirectoryItMade(@TempDir Path dir) throws Exception {
+        Path theirs = Files.writeString(dir.resolve("notes.txt"), "kept"); // the user's, in a directory of theirs
+        Path json = dir.resolve("out/rows/rows.json");
+        Path png = dir.resolve("out/plots/busbw.png");
+        BenchCommand b = new BenchCommand();
+        b.mpicc = dir.resolve("no-mpicc-here").toString();
+        java.io.StringWriter err = new java.io.StringWriter();
+        java.io.PrintStream oldErr = System.err;
+        int status;
+        try {
+            System.setErr(new java.io.PrintStream(new java.io.ByteArrayOutputStream(), true)); // bench's progress
+            status = new picocli.CommandLine(b).setErr(new java.io.PrintWriter(err, true))
+                    .setExecutionExceptionHandler(new Failure()).execute("--ranks", "2", "--sizes", "4", "--scale",
+                            "0.01", "--compare", "mpi", "--json", json.toString(), "--plot", png.toString());
+        } finally {
+            System.setErr(oldErr);
+        }
+        assertEquals(1, status, err.toString());
+        assertTrue(err.toString().contains("--compare mpi: mpicc not found"), err.toString());
+        assertFalse(Files.exists(dir.resolve("out")), "left behind: " + dir.resolve("out"));
+        assertEquals("kept", Files.readString(theirs));
+    }
 }

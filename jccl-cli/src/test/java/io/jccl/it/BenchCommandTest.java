@@ -14,9 +14,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** jccl bench end to end (a short run: timings are printed, never asserted). */
@@ -83,6 +85,41 @@ class BenchCommandTest {
         }
         assertEquals(2, out.lines().filter(l -> l.matches("# +\\d+ +\\d+\\.\\d\\d  AUTO:\\w+, best \\w+ .*"))
                 .count(), out);
+    }
+
+    /**
+     * A run that fails removes the directories it made for its --json and --plot files, and only those: here --plot
+     * names a directory, a usage error found once --json's missing directories were made; then a --json path whose
+     * upper directory could be made and whose deeper one could not (a name too long). Both were left behind.
+     */
+    @Test
+    void aFailedRunLeavesNoDirectoryItMade(@TempDir Path dir) throws Exception {
+        Path before = Files.createDirectory(dir.resolve("before")); // the user's, with a file of theirs
+        Path theirs = Files.writeString(before.resolve("notes.txt"), "kept");
+        String err = failedBench(2, "--json", before.resolve("made/for/rows.json").toString(), "--plot",
+                before.toString());
+        assertTrue(err.contains("Invalid value for option '--plot': " + before + " is a directory"), err);
+        assertFalse(Files.exists(before.resolve("made")), "left behind: " + before.resolve("made"));
+
+        err = failedBench(2, "--json", before.resolve("made").resolve("x".repeat(300)).resolve("rows.json")
+                .toString());
+        assertTrue(err.contains("Invalid value for option '--json': cannot make the directory"), err);
+        assertFalse(Files.exists(before.resolve("made")), "left behind: " + before.resolve("made"));
+        assertEquals("kept", Files.readString(theirs));
+        try (java.util.stream.Stream<Path> left = Files.list(before)) {
+            assertEquals(List.of(theirs), left.toList(), "only the user's file is left in " + before);
+        }
+    }
+
+    /** Runs a short bench with {@code args} too; asserts it ends with {@code status}; returns its stderr. */
+    private static String failedBench(int status, String... args) {
+        java.io.StringWriter err = new java.io.StringWriter();
+        List<String> all = new java.util.ArrayList<>(List.of("bench", "--ranks", "2", "--sizes", "4", "--scale",
+                "0.01"));
+        all.addAll(List.of(args));
+        int s = Main.commandLine().setErr(new java.io.PrintWriter(err, true)).execute(all.toArray(new String[0]));
+        assertEquals(status, s, err.toString());
+        return err.toString();
     }
 
     @Test
