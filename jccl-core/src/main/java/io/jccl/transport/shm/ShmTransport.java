@@ -11,6 +11,7 @@ import io.jccl.transport.FrameDescriptor;
 import io.jccl.transport.FrameHeader;
 import io.jccl.transport.Inbox;
 import io.jccl.transport.PeerLostException;
+import io.jccl.transport.SetUpTimeouts;
 import io.jccl.transport.SharedArena;
 import io.jccl.transport.WaitStrategy;
 import org.slf4j.Logger;
@@ -170,9 +171,8 @@ public final class ShmTransport extends AbstractTransport {
         try {
             job = store.getString("shm/job", timeout);
         } catch (io.jccl.store.StoreException e) {
-            throw e.timedOutKey() == null ? e : new io.jccl.JcclException("rank " + w.applyAsInt(rank) + ": rank "
-                    + w.applyAsInt(0) + ", on this host, did not name the shared-memory job within "
-                    + timeout.toMillis() + " ms (it stopped, failed before, or was never started)", e);
+            throw SetUpTimeouts.namingPeer(e, w.applyAsInt(rank), w.applyAsInt(0),
+                    ", on this host, did not name the shared-memory job", timeout);
         }
         Path file = dir.resolve("jccl-" + job + "-" + rank + ".shm");
         long length = segmentLength(size, ringBytes, arenaBytes, registeredBytes);
@@ -214,10 +214,8 @@ public final class ShmTransport extends AbstractTransport {
                     peerFile = Path.of(store.getString("shm/segment/" + dst, timeout));
                     peerPid = Long.parseLong(store.getString("shm/pid/" + dst, timeout));
                 } catch (io.jccl.store.StoreException e) {
-                    throw e.timedOutKey() == null ? e : new io.jccl.JcclException("rank " + w.applyAsInt(rank)
-                            + ": rank " + w.applyAsInt(dst) + ", on this host, did not publish its shared-memory "
-                            + "segment within " + timeout.toMillis() + " ms (it stopped, failed before, or was never "
-                            + "started)", e);
+                    throw SetUpTimeouts.namingPeer(e, w.applyAsInt(rank), w.applyAsInt(dst),
+                            ", on this host, did not publish its shared-memory segment", timeout);
                 }
                 t.watch.watch(dst, peerPid, peerFile);
                 segments[dst] = ShmSegment.openPeer(w.applyAsInt(rank), w.applyAsInt(dst), peerFile, size, ringBytes,

@@ -4,6 +4,7 @@ import io.jccl.JcclException;
 import io.jccl.security.Handshake;
 import io.jccl.security.HandshakeDescriptor;
 import io.jccl.store.Store;
+import io.jccl.transport.SetUpTimeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,9 +105,8 @@ final class TcpConnector implements Closeable {
             try {
                 addr = store.getString("tcp/addr/" + peer, left);
             } catch (io.jccl.store.StoreException e) {
-                throw e.timedOutKey() == null ? e : new JcclException("rank " + rank + ": rank " + peer
-                        + " did not publish its TCP address within " + options.connectTimeout().toMillis()
-                        + " ms (it stopped, failed before, or was never started)", e);
+                throw SetUpTimeouts.namingPeer(e, rank, peer, " did not publish its TCP address",
+                        options.connectTimeout());
             }
             register(peer, connectTo(peer, addr, deadline, store));
         }
