@@ -87,18 +87,30 @@ public final class TuneCommand implements Callable<Integer> {
                     + io.jccl.JcclSettings.DETERMINISTIC_ENV + " for jccl tune (deterministic jobs read the figures "
                     + "it writes alike)");
         }
-        // its directories are made now: they were after the measurements, which were lost when that failed
-        Options.output(spec, output != null ? "--output" : io.jccl.JcclSettings.TUNE_FILE_ENV,
+        // its directories are made now: they were after the measurements, which were lost when that failed; a run
+        // that fails afterwards removes those it made (as bench does)
+        List<Path> made = Options.output(spec, output != null ? "--output" : io.jccl.JcclSettings.TUNE_FILE_ENV,
                 output != null ? output : settings.tuneFile().toFile(), true);
-        progress = Progress.of("jccl tune");
-        if (hosts > 1) {
-            transport = "tcp";
-            ranks = hosts;
-            try (io.jccl.launch.Bed bed = io.jccl.launch.Bed.up(hosts, 1, link)) {
-                return tune(bed, settings);
+        boolean finished = false;
+        try {
+            progress = Progress.of("jccl tune");
+            int status;
+            if (hosts > 1) {
+                transport = "tcp";
+                ranks = hosts;
+                try (io.jccl.launch.Bed bed = io.jccl.launch.Bed.up(hosts, 1, link)) {
+                    status = tune(bed, settings);
+                }
+            } else {
+                status = tune(null, settings);
+            }
+            finished = true;
+            return status;
+        } finally {
+            if (!finished) {
+                Options.removeMade(made);
             }
         }
-        return tune(null, settings);
     }
 
     private int tune(io.jccl.launch.Bed bed, io.jccl.JcclSettings settings) throws Exception {

@@ -111,6 +111,17 @@ class BenchCommandTest {
         }
     }
 
+    @Test
+    void aFailedTuneLeavesNoDirectoryItMade(@TempDir Path dir) {
+        // the link's rate is read when the bed comes up, after --output's directories were made
+        java.io.StringWriter err = new java.io.StringWriter();
+        int s = Main.commandLine().setErr(new java.io.PrintWriter(err, true)).execute("tune", "--hosts", "2",
+                "--link", "bogus", "--output", dir.resolve("made/for/tune.properties").toString());
+        assertEquals(1, s, err.toString());
+        assertTrue(err.toString().contains("--link takes a rate such as 1gbit or 100mbit, got 'bogus'"), err.toString());
+        assertFalse(Files.exists(dir.resolve("made")), "left behind: " + dir.resolve("made"));
+    }
+
     /** Runs a short bench with {@code args} too; asserts it ends with {@code status}; returns its stderr. */
     private static String failedBench(int status, String... args) {
         java.io.StringWriter err = new java.io.StringWriter();
