@@ -183,9 +183,15 @@ final class TcpConnection {
             writeDeadline = deadlineNanos;
             hasWriteDeadline = deadline;
             progressNanos = System.nanoTime();
+            writingStream = header.stream();
             writing.set(seq);
             try {
                 writeFrame(header, payload);
+            } catch (java.nio.channels.ClosedByInterruptException e) {
+                // the JDK closed the socket because this thread was interrupted while it wrote: this rank's doing,
+                // not the peer's (lostReason first: the reader, failing on the closed socket, says the same)
+                lostReason = interruptedWhileSending();
+                throw e;
             } catch (IOException e) {
                 if (expiredWrite == seq) {
                     return false;
@@ -212,6 +218,31 @@ final class TcpConnection {
     private volatile long writeDeadline;
     /** When the write in progress last moved bytes to the socket. */
     private volatile long progressNanos;
+    /** The stream of the write in progress (see {@link #writing}). */
+    private volatile int writingStream;
+
+    /**
+     * After an abort of communicator {@code communicatorId} on this rank ({@code Communicator.abort}, or a failure on
+     * another thread of its call): a write of that communicator's in progress, if any, is given a deadline of now, so
+     * that the watchdog ends it once the peer has taken nothing for {@link #STALL_NANOS} ({@link #expireLateWrite}),
+     * where it waited for its own deadline, the call's (30 minutes by default), blocked in the socket where no abort
+     * is seen. A write that still moves goes on; one without a deadline (whose caller cannot be told it was cut)
+     * is left alone.
+     */
+    void expireWriteOf(int communicatorId, long nowNanos) {
+        long seq = writing.get();
+        if (seq > 0 && hasWriteDeadline && io.jccl.transport.Streams.communicatorOf(writingStream) == communicatorId
+                && writeDeadline - nowNanos > 0) {
+            writeDeadline = nowNanos;
+        }
+    }
+
+    /** Why the connection closed under a write whose thread was interrupted. */
+    String interruptedWhileSending() {
+        return "rank " + rank + " closed its connection to rank " + peer + ": a thread of rank " + rank + " was "
+                + "interrupted while it sent to rank " + peer + ", and the JDK closes a socket under an interrupted "
+                + "write (do not interrupt a thread in a collective over TCP; abort() ends a call)";
+    }
 
     /**
      * The watchdog's look (every 100 ms): closes the socket under a write past its deadline that has moved nothing
@@ -305,6 +336,14 @@ final class TcpConnection {
             if (!closing.getAsBoolean() && !goodbye) {
                 lose("connection to rank " + peer
                         + " lost (end of stream without goodbye): the process died or was killed");
+            }
+        } catch (java.nio.channels.ClosedChannelException e) {
+            // closed on this side (the watchdog, a write's interrupted thread): the writer says why, or soon will
+            if (!closing.getAsBoolean() && !goodbye) {
+                String why = lostReason;
+                lose(why != null ? why : "rank " + rank + " closed its connection to rank " + peer + " under its "
+                        + "reader, rank " + peer + " not known to have failed (the JDK closes a socket under a write "
+                        + "whose thread is interrupted)");
             }
         } catch (IOException e) {
             if (!closing.getAsBoolean() && !goodbye) {

@@ -147,6 +147,10 @@ public final class TcpTransport extends AbstractTransport {
         TcpConnection c = peers[dst];
         try {
             return c.write(header, payload, deadline, deadlineNanos);
+        } catch (java.nio.channels.ClosedByInterruptException e) {
+            // this rank's thread was interrupted in the write, and the JDK closed the socket: this rank's fault, not
+            // the peer's (it was named as lost, and the job blamed a live peer)
+            throw new io.jccl.JcclException(c.interruptedWhileSending(), e);
         } catch (IOException e) {
             if (closing) { // this rank's own close() shut the socket under the write: no loss of the peer's
                 throw closedException();
@@ -157,6 +161,23 @@ public final class TcpTransport extends AbstractTransport {
             }
             throw new PeerLostException(dst, why != null ? why : "connection to rank " + dst + " lost while sending ("
                     + e.getMessage() + "): the process died or was killed, or the network failed", e);
+        }
+    }
+
+    /**
+     * As every transport does ({@link io.jccl.transport.AbstractTransport#interrupt}), and a write of the aborted
+     * communicator's still in progress is given a deadline of now ({@link TcpConnection#expireWriteOf}): blocked in
+     * the socket, it sees no abort, and would wait for its peer to read until the call's own deadline.
+     */
+    @Override
+    public void interrupt(Frame abort) {
+        super.interrupt(abort);
+        int communicator = io.jccl.transport.Streams.communicatorOf(abort.header().stream());
+        long now = System.nanoTime();
+        for (TcpConnection c : peers) {
+            if (c != null) {
+                c.expireWriteOf(communicator, now);
+            }
         }
     }
 

@@ -170,14 +170,100 @@ class TcpConnectionFaultsTest {
     }
 
     /**
+     * A thread interrupted in a send over TCP (Future.cancel(true), shutdownNow) makes the JDK close the socket under
+     * it. That is this rank's doing: the send said that the connection to rank 1 was lost because "the process died
+     * or was killed", and the call then named the live rank 1 as the rank at fault on every rank. Now the send says
+     * that a thread of rank 0 was interrupted, and rank 0's reader of that connection says the same to the receives.
+     */
+    @Test
+    void aSendWhoseThreadIsInterruptedBlamesThisRankNotThePeer() throws Exception {
+        List<Transport> ts = TransportKind.TCP.connect(2);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try {
+            Thread[] sender = new Thread[1];
+            java.util.concurrent.CompletableFuture<Boolean> sent = sendWhileRank1StopsReading(ts, release, h -> {
+                sender[0] = Thread.currentThread();
+                ts.get(0).send(1, h, BIG);
+                return true;
+            });
+            sender[0].interrupt();
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> sent.get(20, TimeUnit.SECONDS));
+            Throwable t = e.getCause();
+            org.junit.jupiter.api.Assertions.assertEquals(io.jccl.JcclException.class, t.getClass(), t.toString());
+            assertTrue(t.getMessage().startsWith("rank 0 closed its connection to rank 1: a thread of rank 0 was "
+                    + "interrupted while it sent to rank 1"), t.getMessage());
+            // a receive from rank 1 on rank 0 fails saying the same, not that rank 1 died
+            Frame f = null;
+            Throwable r = null;
+            try {
+                f = ts.get(0).receive(1, STREAM, System.nanoTime() + TimeUnit.SECONDS.toNanos(20));
+            } catch (RuntimeException x) {
+                r = x;
+            }
+            assertTrue(r != null || f != null && f.header().isAbort(), "the receive waited out its deadline");
+            String why = r != null ? r.getMessage() : new String((byte[]) f.payload(), StandardCharsets.UTF_8);
+            assertTrue(why.contains("rank 0 closed its connection to rank 1") && !why.contains("died"), why);
+        } finally {
+            release.countDown();
+            for (Transport t : ts) {
+                t.close();
+            }
+        }
+    }
+
+    /**
+     * A send blocked in the socket (rank 1 stopped reading) with a long deadline ends soon after this rank aborts
+     * the communicator whose send it is (Communicator.abort, or the other thread of a pipelined call failing): it
+     * waited for its own deadline, the call's (30 minutes by default), as an abort only reached the inbox, which a
+     * thread in a socket write never looks at. Now the write is given a deadline of now, and the watchdog closes the
+     * connection once rank 1 has taken nothing for a second.
+     */
+    @Test
+    void aSendBlockedInTheSocketEndsSoonAfterAnAbortOfItsCommunicator() throws Exception {
+        List<Transport> ts = TransportKind.TCP.connect(2);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(50);
+            java.util.concurrent.CompletableFuture<Boolean> sent = sendWhileRank1StopsReading(ts, release,
+                    h -> ts.get(0).send(1, h, BIG, deadline));
+            byte[] why = "the test gave up".getBytes(StandardCharsets.UTF_8);
+            long start = System.nanoTime();
+            ts.get(0).interrupt(new Frame(new FrameHeader(FrameDescriptor.TYPE_ABORT, OpType.BARRIER.id(),
+                    DataType.UINT8.id(), 0xFF, 0xFF, 0, -1, 0, 0, 0, why.length, STREAM), why));
+            // a bound against waiting out the 50 s deadline, not a speed
+            Boolean done = sent.get(30, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            org.junit.jupiter.api.Assertions.assertFalse(done, "the send was cut, not completed");
+            assertTrue(ms < 20_000, "the send took " + ms + " ms to end after the abort");
+        } finally {
+            release.countDown();
+            for (Transport t : ts) {
+                t.close();
+            }
+        }
+    }
+
+    private static final Buf BIG = new Buf(DataType.FLOAT32, new float[16 << 20], 0, 16 << 20);
+
+    /**
      * Starts a 64 MiB send from rank 0 to rank 1 (no deadline) on a thread of its own, once rank 1's reader is held
      * in the check of a receive posted for it until {@code release}; returns when the send has had time to fill the
      * sockets' buffers and wait in the kernel.
      */
     private static java.util.concurrent.CompletableFuture<Void> sendWhileRank1StopsReading(
             List<Transport> ts, java.util.concurrent.CountDownLatch release) throws InterruptedException {
+        return sendWhileRank1StopsReading(ts, release, h -> {
+            ts.get(0).send(1, h, BIG);
+            return true;
+        }).thenApply(b -> null);
+    }
+
+    /** As above, the send being {@code send} (given the frame's header) on the thread it runs on. */
+    private static <T> java.util.concurrent.CompletableFuture<T> sendWhileRank1StopsReading(
+            List<Transport> ts, java.util.concurrent.CountDownLatch release,
+            java.util.function.Function<FrameHeader, T> send) throws InterruptedException {
         java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
-        float[] big = new float[16 << 20];
         ts.get(1).post(0, STREAM, new PostedReceive(new Buf(DataType.FLOAT32, new float[1], 0, 1), null) {
             @Override
             protected boolean accepts(FrameHeader h) {
@@ -191,9 +277,9 @@ class TcpConnectionFaultsTest {
             }
         });
         FrameHeader h = new FrameHeader(FrameDescriptor.TYPE_DATA, OpType.ALL_REDUCE.id(), DataType.FLOAT32.id(),
-                0xFF, 0xFF, 0, -1, 1, big.length, 0, big.length, STREAM);
-        java.util.concurrent.CompletableFuture<Void> sent = java.util.concurrent.CompletableFuture.runAsync(
-                () -> ts.get(0).send(1, h, new Buf(DataType.FLOAT32, big, 0, big.length)), THREAD);
+                0xFF, 0xFF, 0, -1, 1, BIG.count(), 0, BIG.count(), STREAM);
+        java.util.concurrent.CompletableFuture<T> sent = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> send.apply(h), THREAD);
         assertTrue(held.await(20, TimeUnit.SECONDS), "rank 1's reader never saw the frame");
         Thread.sleep(500);
         org.junit.jupiter.api.Assertions.assertFalse(sent.isDone(), "the send was to wait for rank 1 to read");
