@@ -255,8 +255,28 @@ public final class Jccl {
                     comm.close();
                 }
             }, "jccl-rank-" + r);
+            try {
+                t.start();
+            } catch (OutOfMemoryError | RuntimeException e) { // no thread for this rank (a container's pid limit)
+                // the ranks already started wait in calls for one that never comes: end them now, not at their
+                // deadline (30 minutes by default), and close every communicator, theirs included
+                for (int k = 0; k < worldSize; k++) {
+                    comms.get(k).abort("rank " + rank + " could not start its thread: " + e);
+                }
+                for (Thread started : threads) {
+                    try {
+                        started.join(10_000);
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+                for (int k = rank; k < worldSize; k++) {
+                    comms.get(k).close();
+                }
+                throw e;
+            }
             threads.add(t);
-            t.start();
         }
         boolean interrupted = false;
         for (Thread t : threads) {

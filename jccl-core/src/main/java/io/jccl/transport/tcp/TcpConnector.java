@@ -302,11 +302,21 @@ final class TcpConnector implements Closeable {
         }
     }
 
-    /** {@link #stopListening}, and ends the handshake watchdog. */
+    /**
+     * {@link #stopListening}, and ends the handshake watchdog, running the guards of the handshakes still in progress
+     * now: discarded, a handshake with a client that sends nothing (a partitioned peer) held its admitting thread and
+     * socket until TCP's keepalive gave up, two hours on Linux's defaults. A guard whose handshake ended was
+     * cancelled and does nothing.
+     */
     @Override
     public void close() {
         stopListening();
-        watchdog.shutdownNow();
+        for (Runnable pending : watchdog.shutdownNow()) {
+            // not the transport's periodic write watchdog ({@link #every})
+            if (pending instanceof java.util.concurrent.RunnableScheduledFuture<?> f && !f.isDone() && !f.isPeriodic()) {
+                f.run();
+            }
+        }
     }
 
     static void closeQuietly(Closeable c) {
