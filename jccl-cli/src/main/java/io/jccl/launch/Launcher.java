@@ -345,6 +345,7 @@ public final class Launcher {
             for (Process p : children) {
                 pids.add(p.pid());
             }
+            pids.addAll(descendantPids);
         }
         java.nio.file.Path dir = shmDirectory;
         try (java.nio.file.DirectoryStream<java.nio.file.Path> files =
@@ -396,8 +397,17 @@ public final class Launcher {
         if (live.isEmpty()) {
             return;
         }
+        // the descendants as they are now: a rank that is a wrapper (a shell running java without exec) exits at the
+        // SIGTERM, and its own children are then nobody's descendants, left to outlive the launcher
+        List<ProcessHandle> below = new ArrayList<>();
         for (Process p : live) {
-            p.descendants().forEach(ProcessHandle::destroy);
+            p.descendants().forEach(below::add);
+        }
+        synchronized (children) {
+            below.forEach(h -> descendantPids.add(h.pid()));
+        }
+        below.forEach(ProcessHandle::destroy);
+        for (Process p : live) {
             p.destroy();
         }
         long deadline = System.nanoTime() + GRACE_MS * 1_000_000;
@@ -407,12 +417,30 @@ public final class Launcher {
                 if (!p.waitFor(left, java.util.concurrent.TimeUnit.MILLISECONDS)) {
                     p.descendants().forEach(ProcessHandle::destroyForcibly);
                     p.destroyForcibly();
-                    p.waitFor();
+                    p.waitFor(KILL_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS); // one in the kernel's
+                    // uninterruptible sleep must not hold the launcher's exit
                 }
             } catch (InterruptedException e) {
                 p.destroyForcibly();
                 Thread.currentThread().interrupt();
             }
         }
+        long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
+        for (ProcessHandle h : below) {
+            try {
+                h.onExit().get(left, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                h.destroyForcibly(); // past the grace: as a rank is
+            } catch (InterruptedException e) {
+                h.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+            left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
+        }
     }
+
+    /** How long the launcher waits for a child it killed (SIGKILL) to be gone. */
+    private static final long KILL_WAIT_MS = 5_000;
+    /** The pids of the ranks' descendants when they were stopped (guarded by {@code children}): their segments go too. */
+    private final java.util.Set<Long> descendantPids = new java.util.HashSet<>();
 }

@@ -101,6 +101,42 @@ class LaunchTest {
         assertTrue(out.stream().anyMatch(l -> l.startsWith("[rank 0] leftover ")), String.join("\n", out));
     }
 
+    /**
+     * A rank that is a wrapper (a shell running its program without exec) exits at the launcher's SIGTERM; its own
+     * child, here one that ignores SIGTERM, was then nobody's descendant and was never sent SIGKILL, so it outlived
+     * the launcher. The launcher now takes the ranks' descendants before it stops them and kills those left after
+     * the grace period.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldStopWhatAWrapperRankStartedWhenItStopsTheRanks() throws Exception {
+        int[] status = new int[1];
+        List<String> out = launch(List.of("-n", "2", "--cpu-bind", "none", "--", "sh", "-c",
+                "if [ \"$JCCL_RANK\" = 1 ]; then sleep 2; exit 3; fi; (trap '' TERM; exec sleep 619) & "
+                        + "echo grandchild $!; trap 'exit 0' TERM; wait"), status);
+        Long pid = null;
+        for (String l : out) {
+            if (l.startsWith("[rank 0] grandchild ")) {
+                pid = Long.parseLong(l.substring("[rank 0] grandchild ".length()).trim());
+            }
+        }
+        try {
+            assertEquals(3, status[0], String.join("\n", out));
+            assertTrue(pid != null, String.join("\n", out));
+            long p = pid;
+            long until = System.nanoTime() + 5_000_000_000L; // its end may take the kernel a moment to report
+            while (ProcessHandle.of(p).map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertTrue(ProcessHandle.of(p).map(h -> !h.isAlive()).orElse(true), "the wrapper's child " + p
+                    + " outlived the launcher");
+        } finally {
+            if (pid != null) {
+                ProcessHandle.of(pid).filter(h -> h.info().command().map(c -> c.endsWith("sleep")).orElse(false))
+                        .ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+    }
+
     @org.junit.jupiter.api.Test
     void shouldBindEachRankToACpuOfItsOwnWhileTheRanksFitTheCpus() throws Exception {
         int[] mine = io.jccl.launch.Launcher.allowedCpus(java.nio.file.Path.of("/proc/self/status"));
