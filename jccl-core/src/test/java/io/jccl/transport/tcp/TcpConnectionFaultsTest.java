@@ -123,9 +123,7 @@ class TcpConnectionFaultsTest {
      */
     @Test
     void aSendInFlightWhenThisRankClosesSaysTheTransportIsClosed() throws Exception {
-        List<Transport> ts = TransportKind.TCP.connect(2);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        try {
+        withTwoRanks((ts, release) -> {
             java.util.concurrent.CompletableFuture<Void> sent = sendWhileRank1StopsReading(ts, release);
             ts.get(0).close();
             java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
@@ -134,12 +132,7 @@ class TcpConnectionFaultsTest {
                     e.getCause().toString());
             org.junit.jupiter.api.Assertions.assertEquals("rank 0: the TCP transport is closed",
                     e.getCause().getMessage());
-        } finally {
-            release.countDown();
-            for (Transport t : ts) {
-                t.close();
-            }
-        }
+        });
     }
 
     /**
@@ -148,9 +141,7 @@ class TcpConnectionFaultsTest {
      */
     @Test
     void aSendInFlightWhenThePeerDiesNamesThePeerLost() throws Exception {
-        List<Transport> ts = TransportKind.TCP.connect(2);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        try {
+        withTwoRanks((ts, release) -> {
             java.util.concurrent.CompletableFuture<Void> sent = sendWhileRank1StopsReading(ts, release);
             java.lang.reflect.Field peers = TcpTransport.class.getDeclaredField("peers");
             peers.setAccessible(true);
@@ -161,12 +152,7 @@ class TcpConnectionFaultsTest {
                     io.jccl.transport.PeerLostException.class, e.getCause(), e.getCause().toString());
             org.junit.jupiter.api.Assertions.assertEquals(1, lost.peer());
             assertTrue(lost.getMessage().contains("connection to rank 1 lost"), lost.getMessage());
-        } finally {
-            release.countDown();
-            for (Transport t : ts) {
-                t.close();
-            }
-        }
+        });
     }
 
     /**
@@ -177,9 +163,7 @@ class TcpConnectionFaultsTest {
      */
     @Test
     void aSendWhoseThreadIsInterruptedBlamesThisRankNotThePeer() throws Exception {
-        List<Transport> ts = TransportKind.TCP.connect(2);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        try {
+        withTwoRanks((ts, release) -> {
             Thread[] sender = new Thread[1];
             java.util.concurrent.CompletableFuture<Boolean> sent = sendWhileRank1StopsReading(ts, release, h -> {
                 sender[0] = Thread.currentThread();
@@ -204,12 +188,7 @@ class TcpConnectionFaultsTest {
             assertTrue(r != null || f != null && f.header().isAbort(), "the receive waited out its deadline");
             String why = r != null ? r.getMessage() : new String((byte[]) f.payload(), StandardCharsets.UTF_8);
             assertTrue(why.contains("rank 0 closed its connection to rank 1") && !why.contains("died"), why);
-        } finally {
-            release.countDown();
-            for (Transport t : ts) {
-                t.close();
-            }
-        }
+        });
     }
 
     /**
@@ -221,9 +200,7 @@ class TcpConnectionFaultsTest {
      */
     @Test
     void aSendBlockedInTheSocketEndsSoonAfterAnAbortOfItsCommunicator() throws Exception {
-        List<Transport> ts = TransportKind.TCP.connect(2);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        try {
+        withTwoRanks((ts, release) -> {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(50);
             java.util.concurrent.CompletableFuture<Boolean> sent = sendWhileRank1StopsReading(ts, release,
                     h -> ts.get(0).send(1, h, BIG, deadline));
@@ -236,6 +213,21 @@ class TcpConnectionFaultsTest {
             long ms = (System.nanoTime() - start) / 1_000_000;
             org.junit.jupiter.api.Assertions.assertFalse(done, "the send was cut, not completed");
             assertTrue(ms < 20_000, "the send took " + ms + " ms to end after the abort");
+        });
+    }
+
+    /** A test's body, given two TCP ranks and the latch that lets rank 1's held reader go. */
+    @FunctionalInterface
+    private interface TwoRanks {
+        void run(List<Transport> ts, java.util.concurrent.CountDownLatch release) throws Exception;
+    }
+
+    /** Runs {@code body} on two TCP ranks; afterwards releases rank 1's reader, if held, and closes both. */
+    private static void withTwoRanks(TwoRanks body) throws Exception {
+        List<Transport> ts = TransportKind.TCP.connect(2);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try {
+            body.run(ts, release);
         } finally {
             release.countDown();
             for (Transport t : ts) {
