@@ -74,7 +74,10 @@ class TcpFrameValidationTest {
     @Test
     void shouldHoldNoMoreThanWhatALyingPeerSent() throws Exception {
         // the wait for the reader to take in what was sent reads the sockets' queues there
-        assumeTrue(Files.isReadable(Path.of("/proc/net/tcp")), "needs Linux's /proc/net/tcp");
+        // where the kernel does not list its sockets (not Linux) this cannot tell when the reader has read everything;
+        // under CI=true (Linux) a missing table fails rather than skips
+        assumeTrue(Files.isReadable(Path.of("/proc/net/tcp")) || "true".equalsIgnoreCase(System.getenv("CI")),
+                "needs Linux's /proc/net/tcp");
         try (Impostor imp = Impostor.connect()) {
             Socket s = imp.socket;
             Communicator comm = imp.victim;
