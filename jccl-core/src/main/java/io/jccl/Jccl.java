@@ -263,9 +263,10 @@ public final class Jccl {
                 for (int k = 0; k < worldSize; k++) {
                     comms.get(k).abort("rank " + rank + " could not start its thread: " + e);
                 }
+                long until = System.nanoTime() + 10_000_000_000L; // for all of them together
                 for (Thread started : threads) {
                     try {
-                        started.join(10_000);
+                        started.join(Math.max(1, (until - System.nanoTime()) / 1_000_000));
                     } catch (InterruptedException ie) {
                         Thread.currentThread().interrupt();
                         break;

@@ -188,6 +188,9 @@ final class TcpConnection {
             try {
                 writeFrame(header, payload);
             } catch (java.nio.channels.ClosedByInterruptException e) {
+                if (expiredWrite == seq) { // the watchdog closed it first (JDK 25 then reports the interrupt)
+                    return false;
+                }
                 // the JDK closed the socket because this thread was interrupted while it wrote: this rank's doing,
                 // not the peer's (lostReason first: the reader, failing on the closed socket, says the same)
                 lostReason = interruptedWhileSending();
@@ -223,19 +226,21 @@ final class TcpConnection {
 
     /**
      * After an abort of communicator {@code communicatorId} on this rank ({@code Communicator.abort}, or a failure on
-     * another thread of its call): a write of that communicator's in progress, if any, is given a deadline of now, so
+     * another thread of its call): a write of that communicator's in progress, if any, counts as past its deadline, so
      * that the watchdog ends it once the peer has taken nothing for {@link #STALL_NANOS} ({@link #expireLateWrite}),
      * where it waited for its own deadline, the call's (30 minutes by default), blocked in the socket where no abort
      * is seen. A write that still moves goes on; one without a deadline (whose caller cannot be told it was cut)
      * is left alone.
      */
-    void expireWriteOf(int communicatorId, long nowNanos) {
+    void expireWriteOf(int communicatorId) {
         long seq = writing.get();
-        if (seq > 0 && hasWriteDeadline && io.jccl.transport.Streams.communicatorOf(writingStream) == communicatorId
-                && writeDeadline - nowNanos > 0) {
-            writeDeadline = nowNanos;
+        if (seq > 0 && hasWriteDeadline && io.jccl.transport.Streams.communicatorOf(writingStream) == communicatorId) {
+            abortedWrite = seq; // by number, never reused: a write that began meanwhile is not touched
         }
     }
+
+    /** The write whose communicator was aborted ({@link #expireWriteOf}): past its deadline from then on. */
+    private volatile long abortedWrite;
 
     /** Why the connection closed under a write whose thread was interrupted. */
     String interruptedWhileSending() {
@@ -250,7 +255,8 @@ final class TcpConnection {
      */
     void expireLateWrite(long nowNanos) {
         long seq = writing.get();
-        if (seq != 0 && hasWriteDeadline && nowNanos - writeDeadline >= 0 && nowNanos - progressNanos >= STALL_NANOS
+        if (seq != 0 && hasWriteDeadline && (nowNanos - writeDeadline >= 0 || seq == abortedWrite)
+                && nowNanos - progressNanos >= STALL_NANOS
                 && writing.compareAndSet(seq, -seq)) { // the writer, done meanwhile, would have cleared it
             expiredWrite = seq;
             lostReason = "rank " + rank + " closed its connection to rank " + peer + ": a send to it did not "

@@ -210,6 +210,10 @@ final class TcpConnector implements Closeable {
     private int guardedHandshake(SocketChannel ch, boolean asClient, int expectedPeer) throws IOException {
         ScheduledFuture<?> guard = watchdog.schedule(() -> closeQuietly(ch), HANDSHAKE_TIMEOUT_MS,
                 TimeUnit.MILLISECONDS);
+        handshaking.add(ch);
+        if (closed) { // close() ran before this handshake was listed: it would not have closed it
+            closeQuietly(ch);
+        }
         try {
             InputStream in = Channels.newInputStream(ch);
             OutputStream out = Channels.newOutputStream(ch);
@@ -225,9 +229,14 @@ final class TcpConnector implements Closeable {
                     rank, size); // refuses a client of another world size
             return c.rank;
         } finally {
+            handshaking.remove(ch);
             guard.cancel(false);
         }
     }
+
+    /** The channels in a handshake now: {@link #close} closes them, as their guards would have. */
+    private final java.util.Set<SocketChannel> handshaking = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     private void acceptLoop() {
         while (!closing) {
@@ -303,19 +312,18 @@ final class TcpConnector implements Closeable {
     }
 
     /**
-     * {@link #stopListening}, and ends the handshake watchdog, running the guards of the handshakes still in progress
-     * now: discarded, a handshake with a client that sends nothing (a partitioned peer) held its admitting thread and
-     * socket until TCP's keepalive gave up, two hours on Linux's defaults. A guard whose handshake ended was
-     * cancelled and does nothing.
+     * {@link #stopListening}, ends the handshake watchdog, and closes the channels still in a handshake, which their
+     * guards (discarded with the watchdog) would have closed: a handshake with a client that sends nothing (a
+     * partitioned peer) held its admitting thread and socket until TCP's keepalive gave up, two hours on Linux's
+     * defaults.
      */
     @Override
     public void close() {
+        closed = true;
         stopListening();
-        for (Runnable pending : watchdog.shutdownNow()) {
-            // not the transport's periodic write watchdog ({@link #every})
-            if (pending instanceof java.util.concurrent.RunnableScheduledFuture<?> f && !f.isDone() && !f.isPeriodic()) {
-                f.run();
-            }
+        watchdog.shutdownNow();
+        for (SocketChannel ch : handshaking) {
+            closeQuietly(ch);
         }
     }
 

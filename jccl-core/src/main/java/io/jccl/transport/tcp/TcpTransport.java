@@ -173,10 +173,9 @@ public final class TcpTransport extends AbstractTransport {
     public void interrupt(Frame abort) {
         super.interrupt(abort);
         int communicator = io.jccl.transport.Streams.communicatorOf(abort.header().stream());
-        long now = System.nanoTime();
         for (TcpConnection c : peers) {
             if (c != null) {
-                c.expireWriteOf(communicator, now);
+                c.expireWriteOf(communicator);
             }
         }
     }
