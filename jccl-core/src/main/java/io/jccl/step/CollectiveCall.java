@@ -453,9 +453,11 @@ public final class CollectiveCall {
             throw aborted(e.peer(), e.getMessage());
         }
         if (!sent) { // a bounded buffer towards the peer stayed full: the peer has not received, to the deadline
-            // or, before it, this rank's own abort cut the write (TcpTransport.interrupt): that abort is the reason
+            // or, before it, this rank's own abort cut the write (TcpTransport.interrupt): that abort, put on this
+            // rank's own queue (not a lost peer's, nor another rank's), is the reason
             Frame abort = transport.pendingAbort(self(), stream);
-            if (abort != null && !abort.isDeparture() && abort.header().isAbort()) {
+            if (abort != null && !abort.isDeparture() && abort.header().isAbort()
+                    && abort.header().source() == self()) {
                 throw aborted(abort.header().source(), new String((byte[]) abort.payload(), StandardCharsets.UTF_8));
             }
             throw timedOut(w(peer), step, "sending " + data.byteSize() + " bytes to rank " + w(peer)
