@@ -32,6 +32,25 @@ final class ShmDrain {
     private final ShmRing[] rings;
     private final ShmRing.Handler[] handlers;
     private final Reassembly[] partial;
+    /** The abort mailboxes of this rank's segment (null until set); read under {@link #lock}. */
+    private ShmAbortMailbox.Reader mailbox;
+    /** Aborts read from the mailboxes, by source, handed to the inbox once the rings are drained. */
+    private final java.util.List<Frame> mailed = new java.util.ArrayList<>();
+    private final java.util.List<Integer> mailedFrom = new java.util.ArrayList<>();
+    private final ShmAbortMailbox.Sink aborts = new ShmAbortMailbox.Sink() {
+        @Override
+        public void abort(int src, Frame abort) {
+            mailed.add(abort);
+            mailedFrom.add(src);
+        }
+
+        @Override
+        public void corrupt(int src, String why) {
+            LOG.error("{}: corrupt abort mailbox from {}: {}", watch.name(rank), watch.name(src), why);
+            inbox.peerLost(Frame.peerGone(src, "corrupt abort in the shared-memory mailbox from " + watch.name(src)
+                    + ": " + why));
+        }
+    };
 
     /** A frame from one source being reassembled from its fragments. */
     private static final class Reassembly {
@@ -53,6 +72,16 @@ final class ShmDrain {
             int src = i;
             partial[i] = new Reassembly();
             handlers[i] = (type, message) -> onFragment(src, type, message);
+        }
+    }
+
+    /** Reads the abort mailboxes of this rank's segment, when a source rang, at every drain. */
+    void mailbox(ShmAbortMailbox.Reader reader) {
+        lock.lock();
+        try {
+            mailbox = reader;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -97,6 +126,12 @@ final class ShmDrain {
 
     /** The drain, {@link #lock} held. */
     private void drainHeld() {
+        // the mailboxes are read before the rings and their aborts delivered after: a source commits its frames
+        // before it posts an abort, so every frame it sent before the abort is then in the inbox before the abort
+        boolean rang = mailbox != null && mailbox.rang();
+        if (rang) {
+            mailbox.collect(aborts);
+        }
         for (int src = 0; src < rings.length; src++) {
             ShmRing ring = rings[src];
             if (ring == null) {
@@ -110,6 +145,13 @@ final class ShmDrain {
                 inbox.peerLost(Frame.peerGone(src, "corrupt frame in the shared-memory ring from " + watch.name(src)
                         + ": " + e.getMessage()));
             }
+        }
+        if (rang) {
+            for (int i = 0; i < mailed.size(); i++) {
+                inbox.deliver(mailedFrom.get(i), mailed.get(i));
+            }
+            mailed.clear();
+            mailedFrom.clear();
         }
     }
 

@@ -1,7 +1,7 @@
 package io.jccl.transport.shm;
 
 /**
- * Byte layout of a rank's shared-memory segment, version 6: the file {@code jccl-<job>-<rank>.shm} (under
+ * Byte layout of a rank's shared-memory segment, version 7: the file {@code jccl-<job>-<rank>.shm} (under
  * {@code /dev/shm} by default) that holds every ring into that rank and the rank's part of the
  * {@link io.jccl.transport.SharedArena} (control block and two exchange buffers). Native byte order.
  *
@@ -11,7 +11,7 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |                   magic 0x4A435348 "JCSH"                     |  0
  * +---------------------------------------------------------------+
- * |                         version (6)                           |  4
+ * |                         version (7)                           |  4
  * +---------------------------------------------------------------+
  * |                         world size                            |  8
  * +---------------------------------------------------------------+
@@ -43,7 +43,7 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |                    zero up to CONTROL_OFFSET                  |
  * +---------------------------------------------------------------+
- * |   control block: unused (zero)                       + pad    | 1024  (CONTROL_OFFSET)
+ * |   control block: abort doorbell (64-bit, atomic add) + pad    | 1024  (CONTROL_OFFSET)
  * |                  counter REDUCED (64-bit, release)  + pad     | 1088  (one 64-byte line each)
  * |                  counter LEFT    (64-bit, release)  + pad     | 1152
  * |                  exposed offset  (64-bit)                     | 1216  (into the registered region)
@@ -101,7 +101,22 @@ package io.jccl.transport.shm;
  * +---------------------------------------------------------------+
  * |   head position (64-bit; consumer, release store)  + pad      | capacity + 128 (RING_HEAD_OFFSET)
  * +---------------------------------------------------------------+
+ * |   abort mailbox: ABORT_SLOTS (3) slots (below) of             | capacity + 256 (abortMailboxOffset)
+ * |   ABORT_SLOT_LENGTH (1280) bytes each                         |
+ * +---------------------------------------------------------------+
  * |   zero up to the stride                                       |
+ * +---------------------------------------------------------------+
+ *
+ *  abort mailbox slot (version 7), written by the ring's source, read by the owner; the length and the frame are
+ *  little-endian, as every frame:
+ * +---------------------------------------------------------------+
+ * |   sequence (64-bit, native order): odd while the source       | 0  (ABORT_SEQUENCE_IN_SLOT)
+ * |   writes, even once complete (release store); 0: never written|
+ * +---------------------------------------------------------------+
+ * |   frame length: 48 + reason bytes (32-bit)       + pad to 16  | 8  (ABORT_LENGTH_IN_SLOT)
+ * +---------------------------------------------------------------+
+ * |   an abort frame: its 48-byte header, then its UTF-8 reason   | 16 (ABORT_FRAME_IN_SLOT)
+ * |   (cut, at a character, to fit the slot)                      |
  * +---------------------------------------------------------------+
  *
  *  record, at index = position &amp; (capacity - 1):
@@ -137,6 +152,16 @@ package io.jccl.transport.shm;
  * publishes ARRIVED, and peers read that buffer in place; a peer that passed an array (whose "exposed round" is
  * not the call's) tells them to take the call's exchange buffers instead (version 5 added "exposed round").
  *
+ * <p><b>The abort mailbox</b> (version 7): an abort goes into the ring like any frame when it can. When it cannot (the
+ * ring is full because its owner reads nothing, or another thread of the source holds the ring while it waits for
+ * room or writes a frame in fragments) the source writes it into the next slot of the mailbox beside that ring (its
+ * slots in turn), as a sequence lock (the sequence made odd, the frame written, then the sequence made even by a
+ * release store), and then adds 1 to the owner's abort doorbell with an atomic add. The owner loads its doorbell each
+ * time it drains its rings and, when it changed, reads every slot whose sequence is new and even, and again after
+ * the frame: a changed sequence means the source wrote meanwhile, and the slot is read at the next drain. It hands
+ * the aborts on only after it has drained the rings: frames a source committed before it posted come first. A
+ * mailbox holds the last three aborts (one per communicator that failed: a rank's communicators share its rings).
+ *
  * <p><b>The owner's lock</b> (version 6): from before it writes its file until it closes, the owner holds an
  * exclusive advisory lock ({@code fcntl}, through {@code FileChannel.tryLock}) of byte 0 of its file; a rank that
  * finds it held, by a live rank of another process or of its own, fails and leaves the file alone. A peer, or a
@@ -149,7 +174,7 @@ package io.jccl.transport.shm;
  */
 public final class ShmSegmentDescriptor {
     public static final int MAGIC = 0x4A435348;
-    public static final int VERSION = 6;
+    public static final int VERSION = 7;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
@@ -180,6 +205,18 @@ public final class ShmSegmentDescriptor {
     /** Record type that fills a ring's area from a record that did not fit up to its end; skipped. */
     public static final int PADDING = -1;
 
+    /** Offset of the abort doorbell: the control block's first line, which version 6 left unused. */
+    public static final int ABORT_DOORBELL_OFFSET = CONTROL_OFFSET;
+    /** Aborts a ring's mailbox holds: its slots, which the source takes in turn. */
+    public static final int ABORT_SLOTS = 3;
+    /** Bytes of a slot of an abort mailbox. */
+    public static final int ABORT_SLOT_LENGTH = 1280;
+    /** Bytes of a ring's abort mailbox, after its trailer: its slots. */
+    public static final int ABORT_MAILBOX_LENGTH = ABORT_SLOTS * ABORT_SLOT_LENGTH;
+    public static final int ABORT_SEQUENCE_IN_SLOT = 0;
+    public static final int ABORT_LENGTH_IN_SLOT = 8;
+    public static final int ABORT_FRAME_IN_SLOT = 16;
+
     /** Bytes after a ring's records: the tail and head positions, 128 bytes each. */
     public static final int RING_TRAILER_LENGTH = 256;
     /** Offset of the tail position from the end of a ring's records. */
@@ -192,9 +229,9 @@ public final class ShmSegmentDescriptor {
     private ShmSegmentDescriptor() {
     }
 
-    /** Bytes between consecutive rings: capacity plus the trailer, rounded up to 4 KiB. */
+    /** Bytes between consecutive rings: capacity plus the trailer and the abort mailbox, rounded up to 4 KiB. */
     public static int ringStride(int capacity) {
-        int raw = capacity + RING_TRAILER_LENGTH;
+        int raw = capacity + RING_TRAILER_LENGTH + ABORT_MAILBOX_LENGTH;
         return (raw + 4095) & ~4095;
     }
 
@@ -247,6 +284,11 @@ public final class ShmSegmentDescriptor {
         if (bytes < 0 || bytes % 4096 != 0) {
             throw new IllegalArgumentException("registered bytes must be a multiple of 4096: bytes=" + bytes);
         }
+    }
+
+    /** Offset of the abort mailbox of the ring from {@code source}: right after that ring's trailer. */
+    public static long abortMailboxOffset(int source, int capacity) {
+        return ringOffset(source, capacity) + capacity + RING_TRAILER_LENGTH;
     }
 
     public static long ringOffset(int source, int capacity) {

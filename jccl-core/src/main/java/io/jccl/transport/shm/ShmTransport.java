@@ -72,6 +72,13 @@ public final class ShmTransport extends AbstractTransport {
     /** By destination: this rank's ring in the destination's segment. */
     private final ShmRing[] outbound;
     private final ReentrantLock[] sendLocks;
+    /** By destination: its segment, for the abort mailbox beside this rank's ring there; null for this rank. */
+    private final ByteBuffer[] peerSegments;
+    /** By destination: held while this rank posts into its abort mailbox there (one post at a time). */
+    private final Object[] mailboxLocks;
+    /** By destination: the slot of its abort mailbox this rank posts into next ({@link #mailboxLocks} held). */
+    private final int[] mailboxNext;
+    private final int ringBytes;
     private final PeerWatch watch;
     private final ShmDrain drain;
     /** Spins before a wait yields; set once every rank's segment (and so its CPU affinity) is known. */
@@ -91,11 +98,15 @@ public final class ShmTransport extends AbstractTransport {
     /** How long close() keeps trying to put its goodbye into a full ring. */
     private static final long GOODBYE_WAIT_NANOS = 2_000_000_000L;
 
-    private ShmTransport(int rank, int size, Path file, int oversubscribedSpins) {
+    private ShmTransport(int rank, int size, Path file, int ringBytes, int oversubscribedSpins) {
         super("shm", rank, size, new Inbox(size), new ArrayPool());
         this.file = file;
         this.outbound = new ShmRing[size];
         this.sendLocks = new ReentrantLock[size];
+        this.peerSegments = new ByteBuffer[size];
+        this.mailboxLocks = new Object[size];
+        this.mailboxNext = new int[size];
+        this.ringBytes = ringBytes;
         this.watch = new PeerWatch(rank, size, inbox);
         this.drain = new ShmDrain(rank, size, inbox, pool, watch);
         watch.drainBeforeDeclaringDead(() -> {
@@ -107,6 +118,7 @@ public final class ShmTransport extends AbstractTransport {
         this.receiveWaits = ThreadLocal.withInitial(() -> new WaitStrategy(maxSpins));
         for (int i = 0; i < size; i++) {
             sendLocks[i] = new ReentrantLock();
+            mailboxLocks[i] = new Object();
         }
         this.shutdownHook = addShutdownHook(rank, file);
     }
@@ -186,7 +198,7 @@ public final class ShmTransport extends AbstractTransport {
         // its pid is published: peers watch it
         java.nio.channels.FileChannel ownerLock = ShmSegment.lockOwner(w.applyAsInt(rank), file);
         MappedByteBuffer own = ShmSegment.create(w.applyAsInt(rank), file, length, ownerLock);
-        ShmTransport t = new ShmTransport(rank, size, file, oversubscribedSpins);
+        ShmTransport t = new ShmTransport(rank, size, file, ringBytes, oversubscribedSpins);
         t.ownerLock = ownerLock;
         if (worldRanks != null) {
             t.nameRanks(worldRanks);
@@ -197,6 +209,7 @@ public final class ShmTransport extends AbstractTransport {
                     Long.parseUnsignedLong(job, 16));
             ByteBuffer[] segments = new ByteBuffer[size];
             segments[rank] = own;
+            t.drain.mailbox(new ShmAbortMailbox.Reader(own, size, ringBytes, rank));
             for (int src = 0; src < size; src++) {
                 if (src != rank) {
                     t.drain.attach(src, ShmRing.consumer(own, ringOffset(src, ringBytes), ringBytes));
@@ -220,6 +233,7 @@ public final class ShmTransport extends AbstractTransport {
                 t.watch.watch(dst, peerPid, peerFile);
                 segments[dst] = ShmSegment.openPeer(w.applyAsInt(rank), w.applyAsInt(dst), peerFile, size, ringBytes,
                         arenaBytes, registeredBytes);
+                t.peerSegments[dst] = segments[dst];
                 t.outbound[dst] = ShmRing.producer(segments[dst], ringOffset(rank, ringBytes), ringBytes);
             }
             int cores = ShmSegment.cores(segments);
@@ -370,6 +384,11 @@ public final class ShmTransport extends AbstractTransport {
 
     // ------------------------------------------------------------------ receive
 
+    /** Whether a thread holds this rank's ring to {@code dst} (tests). */
+    boolean sendLockHeld(int dst) {
+        return sendLocks[dst].isLocked();
+    }
+
     /** The lock a thread draining this rank's rings holds (tests). */
     ReentrantLock drainLock() {
         return drain.lock();
@@ -457,22 +476,33 @@ public final class ShmTransport extends AbstractTransport {
         return inbox.peekHeader(src, stream);
     }
 
+    /**
+     * {@inheritDoc} Into the peer's ring when this rank's ring there has room and no other thread holds it; else
+     * into the abort mailbox beside that ring ({@link ShmAbortMailbox}), which the peer reads at its next drain.
+     */
     @Override
     protected void sendAbort(int peer, Frame abort) {
         if (closing || outbound[peer] == null) {
             return; // closed: the peers were told goodbye
         }
         ReentrantLock lock = sendLocks[peer];
+        String why;
         if (lock.tryLock()) {
             try {
                 Buf reason = new Buf(DataType.UINT8, abort.payload(), 0, abort.header().payloadCount());
-                if (!writeFrame(peer, abort.header(), reason, false, 0, false)) {
-                    LOG.debug("{}: the ring to {} is full; it will learn of the abort another way",
-                            watch.name(rank), watch.name(peer));
+                if (writeFrame(peer, abort.header(), reason, false, 0, false)) {
+                    return;
                 }
+                why = "the ring is full";
             } finally {
                 lock.unlock();
             }
+        } else {
+            why = "another thread holds the ring";
+        }
+        LOG.debug("{}: {} to {}; the abort goes to its mailbox", watch.name(rank), why, watch.name(peer));
+        synchronized (mailboxLocks[peer]) {
+            ShmAbortMailbox.post(peerSegments[peer], rank, ringBytes, mailboxNext[peer]++, abort);
         }
     }
 

@@ -63,7 +63,11 @@ class ShmTransportCloseTest {
     }
 
     private static FrameHeader header(byte type, int source, int count) {
-        return new FrameHeader(type, 0, DataType.FLOAT32.id(), 0xFF, 0xFF, source, -1, 1, count, 0, count, 0);
+        return header(type, source, count, 0);
+    }
+
+    private static FrameHeader header(byte type, int source, int count, int stream) {
+        return new FrameHeader(type, 0, DataType.FLOAT32.id(), 0xFF, 0xFF, source, -1, 1, count, 0, count, stream);
     }
 
     /** Whether {@code t} is parked (in a wait that spun out), not running or done. */
@@ -220,6 +224,75 @@ class ShmTransportCloseTest {
         assertEquals("rank 0 failed across hosts", e.getMessage());
         t[0].close();
         t[1].close();
+    }
+
+    /**
+     * An abort reaches a peer whose ring from this rank is full (it reads nothing: waiting on another host, say). It
+     * was dropped, and the peer, once it drained the ring, waited for its deadline for frames that never came. Here
+     * two communicators abort (a rank's communicators share its rings), and the peer is already waiting on the
+     * first's stream (it has a queue there): the frames sent before the abort still come before it.
+     */
+    @Test
+    void anAbortShouldReachAPeerWhoseRingIsFull(@TempDir Path dir) throws Exception {
+        ShmTransport[] t = connect(dir, 2);
+        int a = io.jccl.transport.Streams.collective(5);
+        int b = io.jccl.transport.Streams.collective(6);
+        assertEquals(null, t[1].receive(0, a, System.nanoTime()), "nothing sent yet");
+        int frames = 0;
+        while (t[0].send(1, header(FrameDescriptor.TYPE_DATA, 0, 1, a), new Buf(DataType.FLOAT32, new float[1], 0, 1),
+                System.nanoTime())) {
+            frames++;
+        }
+        assertTrue(frames > 10, "the 4 KiB ring takes " + frames + " frames of one float");
+        t[0].abortPeers(new int[] {1}, header(FrameDescriptor.TYPE_ABORT, 0, 0, a), "rank 0 failed: A");
+        t[0].abortPeers(new int[] {1}, header(FrameDescriptor.TYPE_ABORT, 0, 0, b), "rank 0 failed: B");
+        Frame abortA = t[1].pendingAbort(0, a); // drains the ring and the mailbox
+        Frame abortB = t[1].pendingAbort(0, b);
+        assertNotNull(abortA, "the abort of A was lost");
+        assertNotNull(abortB, "the abort of B was lost");
+        assertEquals("rank 0 failed: A", new String((byte[]) abortA.payload(), java.nio.charset.StandardCharsets.UTF_8));
+        assertEquals("rank 0 failed: B", new String((byte[]) abortB.payload(), java.nio.charset.StandardCharsets.UTF_8));
+        for (int i = 0; i < frames; i++) { // the frames sent before it are all there, before it
+            Frame f = t[1].receive(0, a, System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
+            assertFalse(f.header().isAbort(), "frame " + i + " of " + frames + " came after the abort");
+        }
+        assertTrue(t[1].receive(0, a, System.nanoTime() + TimeUnit.SECONDS.toNanos(5)).header().isAbort());
+        t[0].close();
+        t[1].close();
+    }
+
+    /**
+     * An abort reaches a peer while another thread of this rank holds the ring to it (here: waiting for room for a
+     * frame in fragments). It was dropped: the abort went only where the ring's lock could be taken at once.
+     */
+    @Test
+    void anAbortShouldReachAPeerWhileAnotherThreadHoldsTheRingToIt(@TempDir Path dir) throws Exception {
+        ShmTransport[] t = connect(dir, 2);
+        int n = 10_000;
+        AtomicReference<Throwable> sending = new AtomicReference<>();
+        Thread sender = new Thread(() -> {
+            try {
+                t[0].send(1, header(0, n), new Buf(DataType.FLOAT32, new float[n], 0, n));
+            } catch (Throwable e) {
+                sending.set(e);
+            }
+        });
+        sender.start();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!t[0].sendLockHeld(1) && sender.isAlive() && System.nanoTime() < until) {
+            Thread.onSpinWait(); // 40 KB cannot pass a 4 KiB ring nobody drains: once held, held until rank 1 reads
+        }
+        assertTrue(t[0].sendLockHeld(1), "the sender holds the ring to rank 1: " + sender.getState() + " "
+                + sending.get());
+        t[0].abortPeers(new int[] {1}, header(FrameDescriptor.TYPE_ABORT, 0, 0), "rank 0 failed mid-send");
+        Frame abort = t[1].pendingAbort(0, 0);
+        assertNotNull(abort, "the abort was lost");
+        assertEquals("rank 0 failed mid-send",
+                new String((byte[]) abort.payload(), java.nio.charset.StandardCharsets.UTF_8));
+        t[1].close(); // the sender ends: its peer left
+        sender.join(10_000);
+        assertFalse(sender.isAlive());
+        t[0].close();
     }
 
     @Test
