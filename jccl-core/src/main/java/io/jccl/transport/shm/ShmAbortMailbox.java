@@ -19,7 +19,8 @@ import static io.jccl.transport.shm.ShmSegmentDescriptor.ABORT_SLOT_LENGTH;
 import static io.jccl.transport.shm.ShmSegmentDescriptor.abortMailboxOffset;
 
 /**
- * The way an abort reaches a peer when its ring cannot take it (segment version 7, {@link ShmSegmentDescriptor}):
+ * The way an abort (or a goodbye) reaches a peer when its ring cannot take it (segment version 7,
+ * {@link ShmSegmentDescriptor}):
  * the ring is full because the peer reads nothing, or another thread of this rank holds the ring while it waits for
  * room or writes a frame in fragments. Each ring has a mailbox of {@code ABORT_SLOTS} aborts beside it, written by
  * the ring's source in turn, each slot under a sequence lock, and each segment a doorbell that a source rings after
@@ -54,7 +55,8 @@ final class ShmAbortMailbox {
     }
 
     /**
-     * The producer's side: posts {@code abort} (a header and a {@code byte[]} UTF-8 reason) into slot {@code slot}
+     * The producer's side: posts {@code abort} (a header and a {@code byte[]} UTF-8 reason; or a goodbye, its
+     * payload empty) into slot {@code slot}
      * (taken modulo the slots) of the mailbox of {@code source}'s ring in {@code peer}, a peer's segment, and rings
      * its doorbell. The caller keeps one thread at a time posting from {@code source} to that peer, and takes the
      * slots in turn.
@@ -163,7 +165,7 @@ final class ShmAbortMailbox {
                 throw new FrameFormatException("an abort mailbox with an impossible length");
             }
             FrameHeader h = FrameDescriptor.decode(copy);
-            if (!h.isAbort()) {
+            if (!h.isAbort() && h.type() != FrameDescriptor.TYPE_GOODBYE) {
                 throw new FrameFormatException("a frame of type " + h.type() + " in an abort mailbox");
             }
             int n = h.payloadCount();

@@ -148,7 +148,13 @@ final class ShmDrain {
         }
         if (rang) {
             for (int i = 0; i < mailed.size(); i++) {
-                inbox.deliver(mailedFrom.get(i), mailed.get(i));
+                int src = mailedFrom.get(i);
+                if (mailed.get(i).header().type() == FrameDescriptor.TYPE_GOODBYE) {
+                    watch.departed(src);
+                    inbox.peerClosed(src, Frame.departed(src));
+                } else {
+                    inbox.deliver(src, mailed.get(i));
+                }
             }
             mailed.clear();
             mailedFrom.clear();

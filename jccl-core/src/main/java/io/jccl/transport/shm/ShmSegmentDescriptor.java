@@ -161,6 +161,7 @@ package io.jccl.transport.shm;
  * the frame: a changed sequence means the source wrote meanwhile, and the slot is read at the next drain. It hands
  * the aborts on only after it has drained the rings: frames a source committed before it posted come first. A
  * mailbox holds the last three aborts (one per communicator that failed: a rank's communicators share its rings).
+ * A goodbye ({@code FrameDescriptor.TYPE_GOODBYE}) that its ring cannot take goes the same way.
  *
  * <p><b>The owner's lock</b> (version 6): from before it writes its file until it closes, the owner holds an
  * exclusive advisory lock ({@code fcntl}, through {@code FileChannel.tryLock}) of byte 0 of its file; a rank that

@@ -518,8 +518,9 @@ public final class ShmTransport extends AbstractTransport {
             }
             closing = true;
         }
-        // a goodbye that does not fit a full ring is retried while the peer drains it, for a bounded time: a peer
-        // that never learns of the departure would wait for this rank until its deadline
+        // a goodbye that does not fit a full ring is retried while the peer drains it, for a bounded time, and then
+        // goes to the peer's abort mailbox: a peer that never learns of the departure would wait for this rank until
+        // its deadline
         FrameHeader bye = Frame.goodbye(rank);
         java.util.BitSet pending = new java.util.BitSet(size);
         for (int peer = 0; peer < size; peer++) {
@@ -549,10 +550,13 @@ public final class ShmTransport extends AbstractTransport {
             }
             java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
         }
-        if (!pending.isEmpty()) {
-            LOG.warn("{}: the rings to {} stayed full for {} ms: they learn of this rank's departure from its "
-                    + "process's exit, or at their deadline", watch.name(rank), pending.stream().mapToObj(watch::name)
-                    .collect(java.util.stream.Collectors.joining(", ")), GOODBYE_WAIT_NANOS / 1_000_000);
+        for (int peer = pending.nextSetBit(0); peer >= 0; peer = pending.nextSetBit(peer + 1)) {
+            LOG.debug("{}: the ring to {} stayed full for {} ms: the goodbye goes to its abort mailbox",
+                    watch.name(rank), watch.name(peer), GOODBYE_WAIT_NANOS / 1_000_000);
+            synchronized (mailboxLocks[peer]) {
+                ShmAbortMailbox.post(peerSegments[peer], rank, ringBytes, mailboxNext[peer]++,
+                        new Frame(bye, new byte[0]));
+            }
         }
         ShmSegment.delete(file);
         watch.close();

@@ -262,6 +262,29 @@ class ShmTransportCloseTest {
     }
 
     /**
+     * A rank that closes while its ring to a peer is full still tells it: after two seconds of trying the ring, the
+     * goodbye goes to the peer's mailbox. It was dropped, and the peer (whose process sees this rank's still alive)
+     * waited for its deadline.
+     */
+    @Test
+    void aGoodbyeShouldReachAPeerWhoseRingIsFull(@TempDir Path dir) throws Exception {
+        ShmTransport[] t = connect(dir, 2);
+        int frames = 0;
+        while (t[0].send(1, header(0, 1), new Buf(DataType.FLOAT32, new float[1], 0, 1), System.nanoTime())) {
+            frames++;
+        }
+        t[0].close();
+        Frame bye = t[1].pendingAbort(0, 0);
+        assertNotNull(bye, "the goodbye was lost");
+        assertTrue(bye.isDeparture(), bye.header().toString());
+        for (int i = 0; i < frames; i++) { // the frames sent before it come first
+            assertFalse(t[1].receive(0, 0, System.nanoTime() + TimeUnit.SECONDS.toNanos(5)).isDeparture());
+        }
+        assertTrue(t[1].receive(0, 0, System.nanoTime() + TimeUnit.SECONDS.toNanos(5)).isDeparture());
+        t[1].close();
+    }
+
+    /**
      * An abort reaches a peer while another thread of this rank holds the ring to it (here: waiting for room for a
      * frame in fragments). It was dropped: the abort went only where the ring's lock could be taken at once.
      */
