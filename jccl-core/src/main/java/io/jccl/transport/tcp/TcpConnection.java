@@ -242,6 +242,23 @@ final class TcpConnection {
     /** The write whose communicator was aborted ({@link #expireWriteOf}): past its deadline from then on. */
     private volatile long abortedWrite;
 
+    /**
+     * Why the socket closed under the reader when neither the watchdog nor this transport's close did it: a writer's
+     * thread was interrupted (the JDK closes the socket from the interrupting thread, so the reader may fail before
+     * the writer has said so: it waits up to a second for the writer's reason).
+     */
+    private String interruptedWriteReason() {
+        long until = System.nanoTime() + 1_000_000_000L;
+        String why = lostReason;
+        while (why == null && System.nanoTime() - until < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+            why = lostReason;
+        }
+        return why != null ? why : "rank " + rank + " closed its connection to rank " + peer + " under its reader, "
+                + "rank " + peer + " not known to have failed (the JDK closes a socket under a write whose thread is "
+                + "interrupted)";
+    }
+
     /** Why the connection closed under a write whose thread was interrupted. */
     String interruptedWhileSending() {
         return "rank " + rank + " closed its connection to rank " + peer + ": a thread of rank " + rank + " was "
@@ -346,10 +363,13 @@ final class TcpConnection {
         } catch (java.nio.channels.ClosedChannelException e) {
             // closed on this side (the watchdog, a write's interrupted thread): the writer says why, or soon will
             if (!closing.getAsBoolean() && !goodbye) {
-                String why = lostReason;
-                lose(why != null ? why : "rank " + rank + " closed its connection to rank " + peer + " under its "
-                        + "reader, rank " + peer + " not known to have failed (the JDK closes a socket under a write "
-                        + "whose thread is interrupted)");
+                if (expiredWrite != 0) { // the watchdog: the peer stopped reading, so it is the one named
+                    lose(lostReason);
+                } else { // an interrupted write: this rank's doing, so its frame names this rank as the origin
+                    String why = interruptedWriteReason();
+                    lostReason = why;
+                    inbox.peerLost(Frame.peerGone(rank, why));
+                }
             }
         } catch (IOException e) {
             if (!closing.getAsBoolean() && !goodbye) {
