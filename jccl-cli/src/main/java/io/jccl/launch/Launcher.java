@@ -322,6 +322,9 @@ public final class Launcher {
         } finally {
             stopAll("the launcher is exiting");
             removeSegmentsOfChildren();
+            // and those of processes it never knew of that are gone: a grandchild (a wrapper rank's java) killed
+            // with SIGKILL while the job ran on
+            io.jccl.transport.shm.ShmTransport.removeStaleSegments(shmDirectory);
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {

@@ -270,4 +270,32 @@ class LaunchTest {
         List<String> left = ProcessJob.segmentsOwnedBy(pids);
         assertTrue(left.isEmpty(), () -> "left behind: " + left + "\n" + String.join("\n", out));
     }
+
+    /**
+     * A segment whose owner is gone, which the launcher never knew of (a wrapper rank's java killed with SIGKILL while
+     * the job ran on, its pid never a child's), is removed when the launcher's ranks have ended; a live one is kept.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldRemoveSegmentsOfGoneProcessesWhenItsRanksEnd(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        java.nio.file.Path dead = dir.resolve("jccl-1a2b-1.shm");
+        java.nio.file.Path live = dir.resolve("jccl-3c4d-0.shm");
+        for (java.nio.file.Path f : List.of(dead, live)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(io.jccl.transport.shm.ShmSegmentDescriptor.HEADER_LENGTH)
+                    .order(java.nio.ByteOrder.nativeOrder());
+            b.putInt(io.jccl.transport.shm.ShmSegmentDescriptor.MAGIC_OFFSET,
+                    io.jccl.transport.shm.ShmSegmentDescriptor.MAGIC);
+            b.putLong(io.jccl.transport.shm.ShmSegmentDescriptor.OWNER_PID_OFFSET,
+                    f == dead ? gone.pid() : ProcessHandle.current().pid());
+            java.nio.file.Files.write(f, b.array());
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        int status = new io.jccl.launch.Launcher(1, 1, 0, "127.0.0.1", 0, "auto", io.jccl.security.JobSecret.generate(),
+                List.of("true"), java.util.Map.of(), new java.io.PrintStream(out, true), dir).run();
+        assertEquals(0, status, out.toString());
+        assertTrue(!java.nio.file.Files.exists(dead), "a gone process's segment was left behind");
+        assertTrue(java.nio.file.Files.exists(live), "a live process's segment was removed");
+    }
 }

@@ -248,8 +248,12 @@ public final class ShmTransport extends AbstractTransport {
         }
     }
 
-    /** Removes segments in {@code dir} whose owner process is gone (a crashed earlier job). */
-    static void removeStaleSegments(Path dir) {
+    /**
+     * Removes segments in {@code dir} whose owner process is gone (a crashed earlier job, a rank killed with SIGKILL),
+     * and co-location probes an hour old; live owners' segments are left alone (their owner's lock tells). Every rank
+     * does this at start; {@code jccl launch} also does it when its ranks have ended.
+     */
+    public static void removeStaleSegments(Path dir) {
         ShmSegment.removeStale(dir);
     }
 
