@@ -439,8 +439,12 @@ public final class Rendezvous {
      * {@code timeout} and those that did.
      */
     static void join(int rank, int worldSize, Store store, Duration timeout) {
-        join(rank, worldSize, store, timeout, ProcessHandle.current().info().startInstant()
-                .map(java.time.Instant::toEpochMilli).orElse(0L));
+        join(rank, worldSize, store, timeout, startedMillis());
+    }
+
+    /** When this process started (epoch ms), or 0 where the system does not say. */
+    private static long startedMillis() {
+        return ProcessHandle.current().info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
     }
 
     /**
@@ -448,6 +452,16 @@ public final class Rendezvous {
      * failure the store holds from before then (a file:// directory an earlier job failed in) says so.
      */
     static void join(int rank, int worldSize, Store store, Duration timeout, long startedMillis) {
+        join(rank, worldSize, store, timeout, startedMillis, () -> null);
+    }
+
+    /**
+     * As above, with {@code refusals}: what the store this rank serves refused meanwhile (connections that failed
+     * the handshake, such as a rank given another {@code JCCL_SECRET}), added to the failure of ranks that never
+     * joined; null for nothing.
+     */
+    static void join(int rank, int worldSize, Store store, Duration timeout, long startedMillis,
+                     java.util.function.Supplier<String> refusals) {
         long index = store.add("join/count", 1) - 1;
         store.setString("join/" + index, rank + " " + worldSize + " " + ProcessHandle.current().pid() + " "
                 + hostName());
@@ -471,9 +485,33 @@ public final class Rendezvous {
             }
             long count = store.add("join/count", 0);
             for (; read < count && failure == null; read++) {
-                String[] v = store.getString("join/" + read, timeout).split(" ", 4);
-                int r = Integer.parseInt(v[0]);
-                int w = Integer.parseInt(v[1]);
+                String entry;
+                try { // a slot taken is announced at once: wait for it only up to the join's own deadline
+                    entry = store.getString("join/" + read,
+                            Duration.ofNanos(Math.max(1_000_000L, deadline - System.nanoTime())));
+                } catch (io.jccl.store.StoreException e) {
+                    if (e.timedOutKey() == null) {
+                        throw e;
+                    }
+                    failure = "a process took join slot " + read + " but never said which rank it is, within "
+                            + timeout.toMillis() + " ms (it died while joining?); joined: "
+                            + (joined.isEmpty() ? "none" : String.join(", ", joined.values()));
+                    break;
+                }
+                String[] v = entry.split(" ", 4);
+                int r;
+                int w;
+                try {
+                    r = Integer.parseInt(v[0]);
+                    w = Integer.parseInt(v[1]);
+                    if (v.length < 4) {
+                        throw new NumberFormatException("4 fields expected");
+                    }
+                } catch (NumberFormatException e) {
+                    failure = "join slot " + read + " of the store holds '" + entry + "', not a rank's announcement "
+                            + "(another program uses this store?)";
+                    break;
+                }
                 String who = "rank " + r + " (pid " + v[2] + " on " + v[3] + ")";
                 if (w != worldSize) {
                     failure = "rank " + r + " says world size " + w + ", rank " + rank + " says " + worldSize
@@ -496,9 +534,11 @@ public final class Rendezvous {
                         missing.add(r);
                     }
                 }
+                String refused = refusals.get();
                 failure = (missing.size() == 1 ? "rank " + missing.get(0) + " never joined"
                         : "ranks " + missing + " never joined") + " within " + timeout.toMillis() + " ms; joined: "
-                        + (joined.isEmpty() ? "none" : String.join(", ", joined.values()));
+                        + (joined.isEmpty() ? "none" : String.join(", ", joined.values()))
+                        + (refused == null ? "" : "; " + refused);
             }
             if (failure != null) {
                 store.setString("join/failed", System.currentTimeMillis() + " " + failure);
@@ -638,7 +678,9 @@ public final class Rendezvous {
                 }
             }
             Store store = new PrefixStore("jccl", client);
-            join(env.rank(), env.worldSize(), store, timeout);
+            TcpStoreServer served = server;
+            join(env.rank(), env.worldSize(), store, timeout, startedMillis(),
+                    () -> served == null ? null : served.refusals());
             transport = connectTransport(env, store, tcp, kind, settings);
             // AUTO's parameters are rank 0's on every rank: tuning files that differ between hosts (tuned on one
             // only, or on other hardware), or parameters a program gives on some ranks and not others or differently,

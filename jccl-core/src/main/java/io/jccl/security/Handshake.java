@@ -121,7 +121,13 @@ public final class Handshake {
         out.write(c.array());
         out.flush();
         byte[] proof = new byte[PROOF_LENGTH];
-        readFully(in, proof, "proof");
+        try {
+            readFully(in, proof, "proof");
+        } catch (RefusedException e) { // a jccl client closes here when the server's proof does not verify
+            throw new RefusedException((clientRank >= 0 ? "client claiming rank " + clientRank : "a client")
+                    + " closed the connection after this server's proof of the job secret, as a client whose "
+                    + JobSecret.ENV + " differs does (or that has none)");
+        }
         if (!JobSecret.matches(secret.proof("jccl-client", p, clientNonce, serverNonce, intBytes(clientRank),
                 intBytes(serverRank)), proof)) {
             throw new RefusedException("client claiming rank " + clientRank + " failed to prove the job secret");

@@ -40,6 +40,13 @@ public final class TcpStoreServer implements AutoCloseable {
     private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean closed;
+    /** Connections in their handshake: at most this many at once, the others closed at once (a flood, a scan). */
+    private final java.util.concurrent.Semaphore handshakes = new java.util.concurrent.Semaphore(MAX_HANDSHAKES);
+    /** The most connections in their handshake at once. */
+    public static final int MAX_HANDSHAKES = 64;
+    /** Why the first refused connections were refused, and from where ({@link #refusals}); guarded by itself. */
+    private final java.util.List<String> refused = new java.util.ArrayList<>();
+    private int refusedCount;
 
     private TcpStoreServer(ServerSocket server, JobSecret secret) {
         this.server = server;
@@ -51,13 +58,28 @@ public final class TcpStoreServer implements AutoCloseable {
 
     /** Listens on {@code host:port} ({@code port} 0 picks a free one). */
     public static TcpStoreServer start(String host, int port, JobSecret secret) {
+        ServerSocket s = null;
         try {
-            ServerSocket s = new ServerSocket();
+            s = new ServerSocket();
             s.setReuseAddress(true);
             s.bind(new InetSocketAddress(host, port), 128);
             return new TcpStoreServer(s, secret);
-        } catch (IOException e) {
-            throw new StoreException("cannot listen for the store on " + host + ":" + port + ": " + e.getMessage(), e);
+        } catch (IOException | RuntimeException | Error e) {
+            if (s != null) {
+                try {
+                    s.close();
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
+            }
+            if (e instanceof IOException) {
+                throw new StoreException("cannot listen for the store on " + host + ":" + port + ": "
+                        + e.getMessage(), e);
+            }
+            if (e instanceof RuntimeException) {
+                throw (RuntimeException) e;
+            }
+            throw (Error) e;
         }
     }
 
@@ -65,25 +87,79 @@ public final class TcpStoreServer implements AutoCloseable {
         return server.getLocalPort();
     }
 
+    /**
+     * Accepts until closed. A connection beyond {@link #MAX_HANDSHAKES} in their handshake, or one whose thread
+     * cannot start (no memory for it, a process limit), is closed at once and the next accepted; if accepting itself
+     * fails, the listening socket is closed, so that clients are refused at once rather than left unserved in the
+     * kernel's backlog until their timeout.
+     */
     private void acceptLoop() {
-        while (!closed) {
-            Socket s;
-            try {
-                s = server.accept();
-            } catch (IOException e) {
-                if (!closed) {
-                    LOG.warn("store accept failed", e);
+        try {
+            while (!closed) {
+                Socket s = server.accept();
+                if (!handshakes.tryAcquire()) {
+                    refused(s, "over " + MAX_HANDSHAKES + " connections in their handshake at once");
+                    closeQuietly(s);
+                    continue;
                 }
-                return;
+                try {
+                    Thread t = new Thread(() -> serve(s), "jccl-store-client");
+                    t.setDaemon(true);
+                    t.start();
+                } catch (RuntimeException | Error e) {
+                    handshakes.release();
+                    closeQuietly(s);
+                    LOG.warn("store cannot serve a connection from {}: {}", s.getRemoteSocketAddress(), e.toString());
+                    java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L); // not a busy loop while it lasts
+                }
             }
-            Thread t = new Thread(() -> serve(s), "jccl-store-client");
-            t.setDaemon(true);
-            t.start();
+        } catch (IOException | RuntimeException | Error e) {
+            if (!closed) {
+                LOG.error("store stopped accepting connections; closing it, so that clients are refused", e);
+                try {
+                    server.close();
+                } catch (IOException ignored) {
+                    // closed anyway
+                }
+            }
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // gone anyway
+        }
+    }
+
+    private void refused(Socket s, String why) {
+        LOG.warn("store refused a connection from {}: {}", s.getRemoteSocketAddress(), why);
+        synchronized (refused) {
+            refusedCount++;
+            if (refused.size() < 3) {
+                refused.add(why + " (from " + s.getRemoteSocketAddress() + ")");
+            }
+        }
+    }
+
+    /**
+     * The connections this store refused so far, for a failure message ("the store refused 2 connections: ..."), the
+     * reasons of the first three; null if none. A rank given another {@code JCCL_SECRET} appears here.
+     */
+    public String refusals() {
+        synchronized (refused) {
+            if (refusedCount == 0) {
+                return null;
+            }
+            return "the store refused " + (refusedCount == 1 ? "1 connection" : refusedCount + " connections") + ": "
+                    + String.join("; ", refused) + (refusedCount > refused.size() ? "; ..." : "");
         }
     }
 
     private void serve(Socket s) {
         clients.add(s);
+        boolean inHandshake = true; // its permit (handshakes) held
         try (s) {
             s.setTcpNoDelay(true);
             s.setSoTimeout(HANDSHAKE_TIMEOUT_MS);
@@ -92,9 +168,11 @@ public final class TcpStoreServer implements AutoCloseable {
             try {
                 Handshake.server(in, out, secret, HandshakeDescriptor.PURPOSE_STORE, -1);
             } catch (IOException e) {
-                LOG.warn("store refused a connection from {}: {}", s.getRemoteSocketAddress(),
-                        io.jccl.security.Handshake.why(e));
+                refused(s, io.jccl.security.Handshake.why(e));
                 return;
+            } finally {
+                inHandshake = false;
+                handshakes.release();
             }
             s.setSoTimeout(0);
             while (!closed) {
@@ -127,6 +205,9 @@ public final class TcpStoreServer implements AutoCloseable {
                 LOG.debug("store connection ended: {}", e.toString());
             }
         } finally {
+            if (inHandshake) {
+                handshakes.release();
+            }
             clients.remove(s);
         }
     }

@@ -142,6 +142,103 @@ class RendezvousErrorsTest {
         }
     }
 
+    /**
+     * A process that took a join slot and died before it said which rank it is: the others waited for its announcement
+     * a whole timeout past the join's own deadline, and then failed with the store's raw timeout of "join/0".
+     */
+    @Test
+    void aJoinSlotNeverAnnouncedFailsTheJoinAtItsDeadlineSayingSo() {
+        InMemoryStore store = new InMemoryStore();
+        store.add("join/count", 1); // slot 0, taken by a process that died before it wrote its rank
+        long start = System.nanoTime();
+        JcclException e = assertThrows(JcclException.class, // rank 1: rank 0 would stay on to serve the store
+                () -> Rendezvous.join(1, 2, store, Duration.ofMillis(800)));
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(e.getMessage().contains("a process took join slot 0 but never said which rank it is"),
+                e.getMessage());
+        assertTrue(ms < 1_500, "the join took " + ms + " ms, its deadline 800"); // two timeouts before: 1,600 ms
+    }
+
+    @Test
+    void aJoinSlotHoldingSomethingElseFailsTheJoinSayingSo() {
+        InMemoryStore store = new InMemoryStore();
+        store.add("join/count", 1);
+        store.setString("join/0", "hello");
+        JcclException e = assertThrows(JcclException.class,
+                () -> Rendezvous.join(0, 1, store, Duration.ofSeconds(5)));
+        assertTrue(e.getMessage().contains("join slot 0 of the store holds 'hello', not a rank's announcement"),
+                e.getMessage());
+    }
+
+    /**
+     * Rank 1 has another JCCL_SECRET: it fails at once (rank 0's store cannot prove the secret), and rank 0, which
+     * learned only that "rank 1 never joined", now says that its store refused rank 1's connection and why.
+     */
+    @Test
+    void rankZeroSaysThatItsStoreRefusedARankWithAnotherSecret() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        InitMethod init = InitMethod.tcp("127.0.0.1", port);
+        List<CompletableFuture<String>> fs = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            Map<String, String> vars = Map.of("JCCL_RANK", Integer.toString(r), "JCCL_WORLD_SIZE", "2");
+            JobSecret secret = JobSecret.generate(); // each rank its own
+            fs.add(CompletableFuture.supplyAsync(() -> {
+                try (io.jccl.Communicator c = Rendezvous.connect(init, LaunchEnvironment.from(vars), settings(vars),
+                        secret, Duration.ofSeconds(3))) {
+                    return "connected as rank " + c.rank();
+                } catch (RuntimeException e) {
+                    return e.toString();
+                }
+            }, THREADS));
+            if (r == 0) {
+                Thread.sleep(300);
+            }
+        }
+        String rank0 = fs.get(0).get(60, TimeUnit.SECONDS);
+        String rank1 = fs.get(1).get(60, TimeUnit.SECONDS);
+        assertTrue(rank1.contains("failed to prove the job secret"), rank1);
+        assertTrue(rank0.contains("rank 1 never joined") && rank0.contains("the store refused 1 connection: a client "
+                + "closed the connection after this server's proof of the job secret, as a client whose JCCL_SECRET "
+                + "differs does"), rank0);
+    }
+
+    /**
+     * Connections that never finish their handshake (a scan, a flood) get a thread each for up to 10 s; past
+     * {@link TcpStoreServer#MAX_HANDSHAKES} at once the store closes the newcomers at once, and serves again once
+     * they are gone.
+     */
+    @Test
+    void aFloodOfSilentConnectionsIsCappedAndTheStoreServesAfterIt() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        List<java.net.Socket> silent = new ArrayList<>();
+        try (TcpStoreServer server = TcpStoreServer.start("127.0.0.1", 0, secret)) {
+            try {
+                for (int i = 0; i < TcpStoreServer.MAX_HANDSHAKES + 5; i++) {
+                    silent.add(new java.net.Socket("127.0.0.1", server.port()));
+                }
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while ((server.refusals() == null || !server.refusals().contains("5 connections"))
+                        && System.nanoTime() < until) {
+                    Thread.sleep(10);
+                }
+                assertTrue(server.refusals() != null && server.refusals().startsWith("the store refused 5 connections: "
+                        + "over " + TcpStoreServer.MAX_HANDSHAKES + " connections in their handshake at once"),
+                        String.valueOf(server.refusals()));
+            } finally {
+                for (java.net.Socket s : silent) {
+                    s.close();
+                }
+            }
+            try (TcpStore client = TcpStore.connect("127.0.0.1", server.port(), secret, Duration.ofSeconds(20))) {
+                client.setString("k", "v");
+                assertArrayEquals("v".getBytes(), client.get("k", Duration.ofSeconds(5)));
+            }
+        }
+    }
+
     @Test
     void shouldNameARankGivenTwice() {
         List<String> out = join(new int[] {0, 1, 1}, new int[] {3, 3, 3}, Duration.ofSeconds(20));
