@@ -181,15 +181,17 @@ public final class DistributedDataParallel {
      *
      * @throws IndexOutOfBoundsException when {@code index} is no parameter's
      * @throws IllegalStateException when the parameter was already marked ready in this step
+     *         (either way the communicator is aborted, so that the peers, which may already wait in this step's
+     *         bucket allreduces, fail at once with the reason)
      */
     public void markReady(int index) {
         if (index < 0 || index >= params.size()) {
-            throw new IndexOutOfBoundsException("rank " + comm.rank() + ": markReady(" + index + ") of "
-                    + params.size() + " parameters");
+            throw new IndexOutOfBoundsException(Refusal.abort(comm, "markReady(" + index + ") of " + params.size()
+                    + " parameters"));
         }
         if (marked[index]) {
-            throw new IllegalStateException("rank " + comm.rank() + ": parameter " + params.get(index).name
-                    + " marked ready twice in one step");
+            throw new IllegalStateException(Refusal.abort(comm, "parameter " + params.get(index).name
+                    + " marked ready twice in one step"));
         }
         marked[index] = true;
         Parameter p = params.get(index);

@@ -119,13 +119,43 @@ public final class FullyShardedDataParallel {
      *
      * @throws IllegalArgumentException when {@code globalRows} is less than {@code rows} or not positive, or
      *         {@code x} or {@code y} holds fewer than {@code rows} rows (checked before any collective; the
-     *         communicator is aborted, so that the peers' step fails too)
+     *         communicator is aborted, so that the peers' step fails too); or, on every rank alike, when the ranks
+     *         gave different {@code globalRows} or their {@code rows} do not add up to it (the gradients would be
+     *         silently wrong: each rank's part is scaled by its {@code globalRows}); the communicator stays usable
      */
     public double step(float[] x, float[] y, int rows, int globalRows) {
         if (globalRows <= 0 || globalRows < rows) {
             throw refuse("FullyShardedDataParallel.step of " + rows + " rows of a global batch of " + globalRows);
         }
+        checkGlobalBatch(rows, globalRows);
         return step(x, y, rows, globalRows, ReduceOp.SUM);
+    }
+
+    /**
+     * That every rank gave the same {@code globalRows} and that the ranks' {@code rows} add up to it: an allgather of
+     * two ints per rank, so that every rank reaches the same verdict and names the same ranks.
+     */
+    private void checkGlobalBatch(int rows, int globalRows) {
+        int p = comm.size();
+        int[] all = new int[2 * p];
+        comm.allGather(io.jccl.Tensor.of(new int[] {rows, globalRows}), io.jccl.Tensor.of(all));
+        long sum = 0;
+        for (int r = 0; r < p; r++) {
+            sum += all[2 * r];
+            if (all[2 * r + 1] != all[1]) {
+                throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step: rank " + r
+                        + " gave globalRows=" + all[2 * r + 1] + ", rank 0 gave " + all[1] + "; every rank must give "
+                        + "the global batch's row count, the sum of every rank's rows");
+            }
+        }
+        if (sum != all[1]) {
+            StringBuilder each = new StringBuilder();
+            for (int r = 0; r < p; r++) {
+                each.append(r == 0 ? "" : ", ").append("rank ").append(r).append(": ").append(all[2 * r]);
+            }
+            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step: the ranks' "
+                    + "rows add up to " + sum + " (" + each + "), not to the globalRows every rank gave, " + all[1]);
+        }
     }
 
     private double step(float[] x, float[] y, int rows, int lossRows, ReduceOp gradientOp) {

@@ -51,12 +51,13 @@ public final class ZeroRedundancyOptimizer {
      * Updates {@code params} in place from this rank's local {@code grads}.
      *
      * @throws IllegalArgumentException when {@code params} or {@code grads} does not hold exactly the parameter
-     *         count given at construction (checked before any collective)
+     *         count given at construction (checked before any collective; the communicator is aborted, so that the
+     *         peers, which may already wait in the step's reduce-scatter, fail at once with the reason)
      */
     public void step(float[] params, float[] grads) {
         if (params.length != total || grads.length != total) {
-            throw new IllegalArgumentException("rank " + comm.rank() + ": ZeroRedundancyOptimizer.step of "
-                    + params.length + " parameters and " + grads.length + " gradients, constructed for " + total);
+            throw new IllegalArgumentException(Refusal.abort(comm, "ZeroRedundancyOptimizer.step of "
+                    + params.length + " parameters and " + grads.length + " gradients, constructed for " + total));
         }
         System.arraycopy(grads, 0, paddedGrads, 0, total);
         comm.reduceScatter(Tensor.of(paddedGrads), Tensor.of(shardGrads), ReduceOp.AVG);

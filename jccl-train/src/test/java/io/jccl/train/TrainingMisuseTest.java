@@ -75,6 +75,88 @@ class TrainingMisuseTest {
                 && !refused.getMessage().contains("twice"), refused.getMessage());
     }
 
+    /**
+     * FSDP steps whose globalRows differ between the ranks, or whose rows do not add up to it: every rank fails the
+     * same way naming the ranks (the gradients were silently wrong: each rank's part scaled by its own globalRows),
+     * and the communicator stays usable.
+     */
+    @Test
+    void shouldRefuseGlobalBatchesThatDisagreeOnEveryRank() throws Exception {
+        Mlp model = new Mlp(2, 3, 1);
+        List<String> differ = Jccl.runThreads(2, comm -> {
+            FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
+                    () -> Optimizer.sgd(0.1f, 0f));
+            String m = assertThrows(IllegalArgumentException.class, // each rank its own mean: P times too large
+                    () -> f.step(new float[4], new float[2], 2, 2)).getMessage();
+            String sum = assertThrows(IllegalArgumentException.class,
+                    () -> f.step(new float[4], new float[2], 2, 5)).getMessage();
+            String sizes = comm.rank() == 0 ? "" : assertThrows(IllegalArgumentException.class,
+                    () -> f.step(new float[4], new float[2], 2, 3)).getMessage();
+            if (comm.rank() == 0) {
+                assertThrows(IllegalArgumentException.class, () -> f.step(new float[4], new float[2], 2, 4));
+            }
+            f.step(new float[4], new float[2], 2, 4); // usable afterwards
+            return m + " | " + sum + " | " + sizes;
+        });
+        for (int r = 0; r < 2; r++) {
+            String m = differ.get(r);
+            assertTrue(m.startsWith("rank " + r + ": FullyShardedDataParallel.step: the ranks' rows add up to 4 "
+                    + "(rank 0: 2, rank 1: 2), not to the globalRows every rank gave, 2"), m);
+            assertTrue(m.contains("the ranks' rows add up to 4 (rank 0: 2, rank 1: 2), not to the globalRows every "
+                    + "rank gave, 5"), m);
+        }
+        assertTrue(differ.get(1).contains("rank 1 gave globalRows=3, rank 0 gave 4"), differ.get(1));
+    }
+
+    /** ZeRO and DDP refuse bad input by aborting the communicator: the peer, already in the step's collectives,
+     * fails at once naming the rank (it waited out its deadline). */
+    @Test
+    void shouldAbortAZeroStepOfTheWrongLengthAndADoubleMarkReady() {
+        for (int trial = 0; trial < 2; trial++) {
+            boolean zero = trial == 0;
+            JcclException e = assertThrows(JcclException.class, () -> Jccl.runThreads(2,
+                    CommunicatorConfig.fromEnvironment().withTimeout(Duration.ofSeconds(60)), comm -> {
+                        long before = System.nanoTime();
+                        if (zero) {
+                            ZeroRedundancyOptimizer z = new ZeroRedundancyOptimizer(comm, 8,
+                                    () -> Optimizer.sgd(0.1f, 0f));
+                            if (comm.rank() == 1) {
+                                assertThrows(IllegalArgumentException.class, () -> z.step(new float[8], new float[7]));
+                                return null;
+                            }
+                            try {
+                                z.step(new float[8], new float[8]);
+                            } finally {
+                                assertTrue(System.nanoTime() - before < 30_000_000_000L, "waited out the deadline");
+                            }
+                            return null;
+                        }
+                        float[] grads = new float[8];
+                        DistributedDataParallel ddp = new DistributedDataParallel(comm, List.of(
+                                new DistributedDataParallel.Parameter("w", grads, 0, 4),
+                                new DistributedDataParallel.Parameter("b", grads, 4, 4)), 16, true);
+                        if (comm.rank() == 1) {
+                            ddp.markReady(1);
+                            assertThrows(IllegalStateException.class, () -> ddp.markReady(1));
+                            return null;
+                        }
+                        try {
+                            ddp.markReady(1);
+                            ddp.markReady(0);
+                            ddp.finish();
+                        } finally {
+                            assertTrue(System.nanoTime() - before < 30_000_000_000L, "waited out the deadline");
+                        }
+                        return null;
+                    }));
+            assertEquals(0, e.rank());
+            PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e.getCause());
+            assertEquals(1, a.originRank());
+            assertTrue(a.reason().contains(zero ? "rank 1: ZeroRedundancyOptimizer.step of 8 parameters and 7 "
+                    + "gradients" : "rank 1: parameter b marked ready twice"), a.reason());
+        }
+    }
+
     @Test
     void shouldRefuseAParameterOutsideItsArray() {
         float[] grads = new float[8];
@@ -156,8 +238,6 @@ class TrainingMisuseTest {
             StringBuilder all = new StringBuilder();
             ZeroRedundancyOptimizer z = new ZeroRedundancyOptimizer(comm, 5, () -> Optimizer.sgd(0.1f, 0f));
             all.append(assertThrows(IllegalArgumentException.class,
-                    () -> z.step(new float[5], new float[4])).getMessage()).append('\n');
-            all.append(assertThrows(IllegalArgumentException.class,
                     () -> new FullyShardedDataParallel(comm, model, new float[model.totalParams() - 1],
                             () -> Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
             FullyShardedDataParallel f = new FullyShardedDataParallel(comm, model, model.initParams(1),
@@ -170,9 +250,11 @@ class TrainingMisuseTest {
             // the communicator still works: nothing was left half done
             z.step(new float[5], new float[5]);
             f.step(new float[4], new float[2], 2);
-            // a step's own arguments abort the communicator (next test): last
+            // a step's own arguments abort the communicator (the tests above): last
             all.append(assertThrows(IllegalArgumentException.class,
                     () -> f.step(new float[3], new float[2], 2)).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> z.step(new float[5], new float[4])).getMessage()).append('\n');
             return all.toString();
         });
         for (int r = 0; r < 2; r++) {
