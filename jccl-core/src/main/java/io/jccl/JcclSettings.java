@@ -195,6 +195,22 @@ public final class JcclSettings {
      * @throws IllegalArgumentException if a variable or property has a bad value (it is named)
      */
     public static JcclSettings fromEnvironment() {
+        return fromEnvironmentIgnoring();
+    }
+
+    /**
+     * As {@link #fromEnvironment()}, as if the variables {@code ignored} were unset: for an entry point that gets
+     * them another way (Spark's stage gives the store and the secret), where a stray value must not fail the job.
+     *
+     * @param ignored names of environment variables to leave out
+     * @return the settings, validated
+     * @throws IllegalArgumentException if another variable or property has a bad value (it is named)
+     */
+    public static JcclSettings fromEnvironmentIgnoring(String... ignored) {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        for (String name : ignored) {
+            env.remove(name);
+        }
         Map<String, String> properties = new HashMap<>();
         for (String name : new String[] {TIMEOUT_PROPERTY, TRACE_PROPERTY, "user.home", "java.io.tmpdir"}) {
             String v = System.getProperty(name);
@@ -202,7 +218,7 @@ public final class JcclSettings {
                 properties.put(name, v);
             }
         }
-        return new JcclSettings(System.getenv(), properties);
+        return new JcclSettings(env, properties);
     }
 
     /**

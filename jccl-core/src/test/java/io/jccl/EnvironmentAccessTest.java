@@ -58,7 +58,7 @@ class EnvironmentAccessTest {
             + "|\\b(?:Integer\\s*\\.\\s*getInteger|Long\\s*\\.\\s*getLong|Boolean\\s*\\.\\s*getBoolean)\\s*\\("
             + "|\\b(?:Integer\\s*::\\s*getInteger|Long\\s*::\\s*getLong|Boolean\\s*::\\s*getBoolean)\\b");
     private static final Pattern SNAPSHOT = Pattern.compile(
-            "\\bJcclSettings\\s*(?:\\.\\s*fromEnvironment\\s*\\(|::\\s*fromEnvironment\\b)");
+            "\\bJcclSettings\\s*(?:\\.\\s*fromEnvironment(?:Ignoring)?\\s*\\(|::\\s*fromEnvironment(?:Ignoring)?\\b)");
     private static final Pattern COMMENTS_AND_STRINGS = Pattern.compile(
             "/\\*.*?\\*/|//[^\\n]*|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])'", Pattern.DOTALL);
 

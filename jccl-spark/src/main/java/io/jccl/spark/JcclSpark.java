@@ -61,7 +61,13 @@ public final class JcclSpark {
      *         naming the variable and the partition
      */
     public static Communicator communicator(BarrierTaskContext context) {
-        JcclSettings settings = JcclSettings.fromEnvironment();
+        JcclSettings settings;
+        try { // the stage gives the store and the secret: a stray JCCL_STORE or JCCL_SECRET must not fail the task
+            settings = JcclSettings.fromEnvironmentIgnoring(JcclSettings.STORE_ENV, JcclSettings.SECRET_ENV);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("partition " + context.partitionId() + " of "
+                    + identity(context, context.getTaskInfos().length) + ": " + e.getMessage(), e);
+        }
         String transport = transport(settings.environment(), context.partitionId(),
                 identity(context, context.getTaskInfos().length));
         return communicator(context, CommunicatorConfig.of(settings), transport);
@@ -145,23 +151,36 @@ public final class JcclSpark {
         @Override
         public scala.collection.Iterator<byte[]> apply(scala.collection.Iterator<T> partition) {
             BarrierTaskContext context = BarrierTaskContext.get();
-            R result;
+            R result = null;
             Communicator comm = communicator(context);
+            Throwable failure = null;
             try {
                 result = fn.apply(scala.jdk.javaapi.CollectionConverters.asJava(partition), comm);
             } catch (Throwable e) {
-                // tell the peers why, before the close below would only tell them that this rank left
-                comm.abort("partition " + context.partitionId() + " of " + identity(context,
-                        context.getTaskInfos().length) + " failed: " + e);
-                if (e instanceof RuntimeException) {
-                    throw (RuntimeException) e;
+                failure = e;
+                try { // tell the peers why, before the close below would only tell them that this rank left
+                    comm.abort("partition " + context.partitionId() + " of " + identity(context,
+                            context.getTaskInfos().length) + " failed: " + e);
+                } catch (RuntimeException notTold) {
+                    e.addSuppressed(notTold);
                 }
-                if (e instanceof Error) {
-                    throw (Error) e;
-                }
-                throw new IllegalStateException("partition " + context.partitionId() + ": " + e, e);
-            } finally {
+            }
+            try {
                 comm.close();
+            } catch (RuntimeException closing) { // the task's own failure stays the one thrown
+                if (failure == null) {
+                    throw closing;
+                }
+                failure.addSuppressed(closing);
+            }
+            if (failure instanceof RuntimeException) {
+                throw (RuntimeException) failure;
+            }
+            if (failure instanceof Error) {
+                throw (Error) failure;
+            }
+            if (failure != null) {
+                throw new IllegalStateException("partition " + context.partitionId() + ": " + failure, failure);
             }
             byte[] b = serialize(context.partitionId(), result);
             return scala.jdk.javaapi.CollectionConverters.asScala(List.of(b).iterator());

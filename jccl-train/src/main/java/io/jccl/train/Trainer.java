@@ -66,9 +66,9 @@ public final class Trainer {
                 ? new ZeroRedundancyOptimizer(comm, params.length, cfg::newOptimizer) : null;
         FullyShardedDataParallel fsdp = mode == TrainConfig.Mode.FSDP
                 ? new FullyShardedDataParallel(comm, model, params, cfg::newOptimizer) : null;
-        PipelineParallel pipe = mode == TrainConfig.Mode.PIPELINE
-                ? new PipelineParallel(comm, model, params, cfg.stages, opt) : null;
-        try {
+        // a failure of the pipeline's close is added to the step's, not thrown in its place
+        try (PipelineParallel pipe = mode == TrainConfig.Mode.PIPELINE
+                ? new PipelineParallel(comm, model, params, cfg.stages, opt) : null) {
             for (int t = 0; t < cfg.steps; t++) {
                 long t0 = System.nanoTime();
                 int first = (t % cfg.batches) * cfg.batch + (mode == TrainConfig.Mode.PIPELINE ? 0 : rank * local);
@@ -113,10 +113,6 @@ public final class Trainer {
                     : opt.stateBytes();
             float[] finalParams = fsdp != null ? fsdp.gatherParams() : pipe != null ? pipe.gatherParams() : params;
             return new Result(mode, world, losses, millis, state, finalParams);
-        } finally {
-            if (pipe != null) {
-                pipe.close();
-            }
         }
     }
 
