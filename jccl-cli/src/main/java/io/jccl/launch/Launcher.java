@@ -324,7 +324,11 @@ public final class Launcher {
             removeSegmentsOfChildren();
             // and those of processes it never knew of that are gone: a grandchild (a wrapper rank's java) killed
             // with SIGKILL while the job ran on
-            io.jccl.transport.shm.ShmTransport.removeStaleSegments(shmDirectory);
+            try {
+                io.jccl.transport.shm.ShmTransport.removeStaleSegments(shmDirectory);
+            } catch (RuntimeException e) { // the ranks' status stays the result
+                System.err.println(name + ": cannot look for segments left in " + shmDirectory + ": " + e);
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {

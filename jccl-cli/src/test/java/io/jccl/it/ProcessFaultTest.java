@@ -106,8 +106,9 @@ class ProcessFaultTest {
             assertTrue(out.contains("failed to prove the job secret"), out);
             assertTrue(out.contains("rank 1 never joined within 3000 ms; joined: rank 0 (pid"), out);
             // and rank 0 says why: its store refused a client whose secret differs
-            assertTrue(out.contains("the store refused 1 connection: a client closed the connection after this "
-                    + "server's proof of the job secret, as a client whose JCCL_SECRET differs does"), out);
+            assertTrue(out.contains("the store refused 1 connection: connection closed during the handshake (proof): "
+                    + "the client closed it after this server's proof of the job secret, as a jccl client does when "
+                    + "that proof does not verify (its JCCL_SECRET differs"), out);
         }
     }
 

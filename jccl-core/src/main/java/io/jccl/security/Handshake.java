@@ -124,9 +124,10 @@ public final class Handshake {
         try {
             readFully(in, proof, "proof");
         } catch (RefusedException e) { // a jccl client closes here when the server's proof does not verify
-            throw new RefusedException((clientRank >= 0 ? "client claiming rank " + clientRank : "a client")
-                    + " closed the connection after this server's proof of the job secret, as a client whose "
-                    + JobSecret.ENV + " differs does (or that has none)");
+            throw new RefusedException("connection closed during the handshake (proof): "
+                    + (clientRank >= 0 ? "the client claiming rank " + clientRank : "the client") + " closed it after "
+                    + "this server's proof of the job secret, as a jccl client does when that proof does not verify "
+                    + "(its " + JobSecret.ENV + " differs, or it has none)");
         }
         if (!JobSecret.matches(secret.proof("jccl-client", p, clientNonce, serverNonce, intBytes(clientRank),
                 intBytes(serverRank)), proof)) {

@@ -88,19 +88,25 @@ public final class TcpStoreServer implements AutoCloseable {
     }
 
     /**
-     * Accepts until closed. A connection beyond {@link #MAX_HANDSHAKES} in their handshake, or one whose thread
-     * cannot start (no memory for it, a process limit), is closed at once and the next accepted; if accepting itself
+     * Accepts until closed, at most {@link #MAX_HANDSHAKES} connections in their handshake at once: past that, the
+     * next waits in the kernel's backlog until one ends (each ends within the handshake's 10 s), so that a flood of
+     * silent connections costs a bounded number of threads and a real client is served late, not refused. A
+     * connection whose thread cannot start (no memory for it, a process limit) is closed at once; if accepting itself
      * fails, the listening socket is closed, so that clients are refused at once rather than left unserved in the
-     * kernel's backlog until their timeout.
+     * backlog until their timeout.
      */
     private void acceptLoop() {
         try {
             while (!closed) {
-                Socket s = server.accept();
-                if (!handshakes.tryAcquire()) {
-                    refused(s, "over " + MAX_HANDSHAKES + " connections in their handshake at once");
-                    closeQuietly(s);
-                    continue;
+                if (!handshakes.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                    continue; // looks at closed again
+                }
+                Socket s;
+                try {
+                    s = server.accept();
+                } catch (IOException | RuntimeException | Error e) {
+                    handshakes.release();
+                    throw e;
                 }
                 try {
                     Thread t = new Thread(() -> serve(s), "jccl-store-client");
@@ -113,7 +119,7 @@ public final class TcpStoreServer implements AutoCloseable {
                     java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L); // not a busy loop while it lasts
                 }
             }
-        } catch (IOException | RuntimeException | Error e) {
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
             if (!closed) {
                 LOG.error("store stopped accepting connections; closing it, so that clients are refused", e);
                 try {

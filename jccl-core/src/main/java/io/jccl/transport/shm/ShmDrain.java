@@ -147,6 +147,13 @@ final class ShmDrain {
             }
         }
         if (rang) {
+            deliverMailed();
+        }
+    }
+
+    /** Hands the frames read from the mailboxes to the inbox, each once. */
+    private void deliverMailed() {
+        try {
             for (int i = 0; i < mailed.size(); i++) {
                 int src = mailedFrom.get(i);
                 if (mailed.get(i).header().type() == FrameDescriptor.TYPE_GOODBYE) {
@@ -156,6 +163,7 @@ final class ShmDrain {
                     inbox.deliver(src, mailed.get(i));
                 }
             }
+        } finally {
             mailed.clear();
             mailedFrom.clear();
         }
@@ -167,6 +175,7 @@ final class ShmDrain {
             if (type == FIRST_FRAGMENT) {
                 FrameHeader h = FrameDescriptor.decode(bb);
                 if (h.type() == FrameDescriptor.TYPE_GOODBYE) {
+                    deliverMailed(); // an abort its source mailed before it left comes before its departure
                     watch.departed(src); // it left cleanly: its process may exit now without that being a failure
                     inbox.peerClosed(src, Frame.departed(src));
                     return;

@@ -194,6 +194,7 @@ final class TcpConnection {
                 // the JDK closed the socket because this thread was interrupted while it wrote: this rank's doing,
                 // not the peer's (lostReason first: the reader, failing on the closed socket, says the same)
                 lostReason = interruptedWhileSending();
+                interruptedHere = true;
                 throw e;
             } catch (IOException e) {
                 if (expiredWrite == seq) {
@@ -257,6 +258,14 @@ final class TcpConnection {
         return why != null ? why : "rank " + rank + " closed its connection to rank " + peer + " under its reader, "
                 + "rank " + peer + " not known to have failed (the JDK closes a socket under a write whose thread is "
                 + "interrupted)";
+    }
+
+    /** Whether a write's thread was interrupted, which closed the socket: this rank's doing ({@link #lostReason}). */
+    private volatile boolean interruptedHere;
+
+    /** Whether the connection was closed by an interrupt of a writing thread of this rank, not by the peer. */
+    boolean interruptedHere() {
+        return interruptedHere;
     }
 
     /** Why the connection closed under a write whose thread was interrupted. */
@@ -367,8 +376,10 @@ final class TcpConnection {
                     lose(lostReason);
                 } else { // an interrupted write: this rank's doing, so its frame names this rank as the origin
                     String why = interruptedWriteReason();
-                    lostReason = why;
-                    inbox.peerLost(Frame.peerGone(rank, why));
+                    if (!closing.getAsBoolean()) { // closed meanwhile: nobody waits any more
+                        lostReason = why;
+                        inbox.peerLost(Frame.peerGone(rank, why));
+                    }
                 }
             }
         } catch (IOException e) {

@@ -155,6 +155,9 @@ public final class TcpTransport extends AbstractTransport {
             if (closing) { // this rank's own close() shut the socket under the write: no loss of the peer's
                 throw closedException();
             }
+            if (c.interruptedHere()) { // another thread's write was interrupted and closed the socket: this rank's
+                throw new io.jccl.JcclException(c.lostReason(), e);
+            }
             String why = c.lostReason();
             if (why == null && c.saidGoodbye()) {
                 why = "rank " + dst + " closed its communicator while rank " + rank() + " was sending to it";
