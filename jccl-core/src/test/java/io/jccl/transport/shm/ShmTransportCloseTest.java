@@ -70,6 +70,23 @@ class ShmTransportCloseTest {
         return new FrameHeader(type, 0, DataType.FLOAT32.id(), 0xFF, 0xFF, source, -1, 1, count, 0, count, stream);
     }
 
+    /**
+     * Starts a thread that sends rank 1 40 KB from {@code rank0}: more than its 4 KiB ring holds, so it waits for
+     * room (holding the ring) while rank 1 reads nothing. What the send throws goes to {@code sending}.
+     */
+    private static Thread sendTooMuch(ShmTransport rank0, AtomicReference<Throwable> sending) {
+        int n = 10_000;
+        Thread sender = new Thread(() -> {
+            try {
+                rank0.send(1, header(0, n), new Buf(DataType.FLOAT32, new float[n], 0, n));
+            } catch (Throwable e) {
+                sending.set(e);
+            }
+        });
+        sender.start();
+        return sender;
+    }
+
     /** Whether {@code t} is parked (in a wait that spun out), not running or done. */
     private static boolean parked(Thread t) {
         Thread.State s = t.getState();
@@ -203,16 +220,8 @@ class ShmTransportCloseTest {
     @Test
     void aSendIntoAFullRingShouldEndOnAnAbortOfItsCommunicator(@TempDir Path dir) throws Exception {
         ShmTransport[] t = connect(dir, 2);
-        int n = 10_000;
         AtomicReference<Throwable> sending = new AtomicReference<>();
-        Thread sender = new Thread(() -> {
-            try {
-                t[0].send(1, header(0, n), new Buf(DataType.FLOAT32, new float[n], 0, n));
-            } catch (Throwable e) {
-                sending.set(e);
-            }
-        });
-        sender.start();
+        Thread sender = sendTooMuch(t[0], sending);
         Thread.sleep(300);
         assertTrue(sender.isAlive(), "the send waits for room while rank 1 reads nothing");
         byte[] why = "rank 0 failed across hosts".getBytes(java.nio.charset.StandardCharsets.UTF_8);
@@ -291,16 +300,8 @@ class ShmTransportCloseTest {
     @Test
     void anAbortShouldReachAPeerWhileAnotherThreadHoldsTheRingToIt(@TempDir Path dir) throws Exception {
         ShmTransport[] t = connect(dir, 2);
-        int n = 10_000;
         AtomicReference<Throwable> sending = new AtomicReference<>();
-        Thread sender = new Thread(() -> {
-            try {
-                t[0].send(1, header(0, n), new Buf(DataType.FLOAT32, new float[n], 0, n));
-            } catch (Throwable e) {
-                sending.set(e);
-            }
-        });
-        sender.start();
+        Thread sender = sendTooMuch(t[0], sending);
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!t[0].sendLockHeld(1) && sender.isAlive() && System.nanoTime() < until) {
             Thread.onSpinWait(); // 40 KB cannot pass a 4 KiB ring nobody drains: once held, held until rank 1 reads
