@@ -95,13 +95,16 @@ final class HostPipeline {
                     crossed[c].complete(null);
                 }
             } catch (Throwable t) {
-                if (!abandoned.get() && first.compareAndSet(null, asRuntime(t))) {
-                    // the call's thread may wait on a local peer that waits for this chunk: end that wait now
-                    call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
-                            + " (hierarchical, across hosts): " + t.getMessage());
-                }
-                for (; c < chunks; c++) {
-                    crossed[c].completeExceptionally(t);
+                try {
+                    if (!abandoned.get() && first.compareAndSet(null, asRuntime(t))) {
+                        // the call's thread may wait on a local peer that waits for this chunk: end that wait now
+                        call.interruptWaits("rank " + call.rank() + " failed in its " + call.signature().op().label()
+                                + " (hierarchical, across hosts): " + t.getMessage());
+                    }
+                } finally { // whatever that throws (no memory for the message), the call's thread must not wait on
+                    for (; c < chunks; c++) {
+                        crossed[c].completeExceptionally(t);
+                    }
                 }
             }
         }, "jccl-hierarchical-" + call.rank());

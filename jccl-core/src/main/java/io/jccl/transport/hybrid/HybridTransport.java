@@ -13,7 +13,8 @@ import io.jccl.transport.Transport;
  *
  * <p>A wait on a peer of one transport also watches the other for aborts (a rank on another host that fails
  * must stop a wait on a local peer at once, not at the deadline): waits run in slices of at most
- * {@link #WATCH_SLICE_NANOS}. There is no shared arena of all ranks (the shared-memory algorithms need every rank
+ * {@link #WATCH_SLICE_NANOS}, and a shared-memory send waiting for room in a local peer's ring asks the remote
+ * transport at each turn ({@code ShmTransport.watchOutsideAborts}). There is no shared arena of all ranks (the shared-memory algorithms need every rank
  * on one host); the local transport's arena is this host's ({@link #hostArena}), which the hierarchical algorithms'
  * phases within a host use.
  *
@@ -84,6 +85,26 @@ public final class HybridTransport implements Transport {
                     + java.util.Arrays.toString(members) + ", local rank " + localRank + ", remote rank "
                     + remote.rank() + " of " + remote.size());
         }
+        if (local instanceof io.jccl.transport.shm.ShmTransport) { // a send waiting for ring room watches TCP too
+            ((io.jccl.transport.shm.ShmTransport) local).watchOutsideAborts(this::remoteAbortInLocalNumbers);
+        }
+    }
+
+    /**
+     * An abort of {@code stream}'s communicator (not a departure) waiting on the remote transport from a rank of
+     * another host, its source in the local transport's numbering ({@link #localSource}), or null.
+     */
+    private Frame remoteAbortInLocalNumbers(int stream) {
+        for (int p = 0; p < size; p++) {
+            if (p == rank || isLocal(p)) {
+                continue;
+            }
+            Frame f = remote.pendingAbort(p, stream);
+            if (f != null && !f.isDeparture()) {
+                return f.withHeader(f.header().withSource(localSource(f.header().source())));
+            }
+        }
+        return null;
     }
 
     @Override

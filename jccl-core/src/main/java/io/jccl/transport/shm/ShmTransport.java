@@ -370,11 +370,16 @@ public final class ShmTransport extends AbstractTransport {
 
     /**
      * Ends a send that waits for room in {@code dst}'s ring when nobody will make any: an abort of the frame's
-     * communicator (a peer's, or this rank's own from {@code interrupt}), a lost peer, or {@code dst} having left
+     * communicator (a peer's, this rank's own from {@code interrupt}, or one from another host through
+     * {@link #watchOutsideAborts}), a lost peer, or {@code dst} having left
      * cleanly (its goodbye drained: its pid is no longer watched, so without this the wait would never end).
      */
     private void failIfAborted(int dst, FrameHeader header) {
         Frame abort = inbox.pendingAbort(dst, header.stream());
+        java.util.function.IntFunction<Frame> outside = outsideAborts;
+        if (abort == null && outside != null) {
+            abort = outside.apply(header.stream());
+        }
         if (abort == null) {
             return;
         }
@@ -387,6 +392,22 @@ public final class ShmTransport extends AbstractTransport {
     }
 
     // ------------------------------------------------------------------ receive
+
+    /**
+     * Aborts that reach this rank another way (a transport to other hosts: {@code HybridTransport}), by stream, or
+     * null: a send waiting for room in a peer's ring also ends on one of those, as it does on an abort of its own
+     * queues. The probe gives the abort's source in this transport's numbering.
+     */
+    private volatile java.util.function.IntFunction<Frame> outsideAborts;
+
+    /**
+     * Has a send that waits for room in a peer's ring also end on an abort that {@code probe} finds for the frame's
+     * stream (its source in this transport's numbering): an abort from a rank of another host, which reaches this
+     * rank over another transport, must stop that wait at once, not at the call's deadline.
+     */
+    public void watchOutsideAborts(java.util.function.IntFunction<Frame> probe) {
+        outsideAborts = probe;
+    }
 
     /** Whether a thread holds this rank's ring to {@code dst} (tests). */
     boolean sendLockHeld(int dst) {
