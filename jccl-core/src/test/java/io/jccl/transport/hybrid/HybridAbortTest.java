@@ -44,10 +44,19 @@ class HybridAbortTest {
         InMemoryStore store = new InMemoryStore();
         @SuppressWarnings({"unchecked", "rawtypes"})
         CompletableFuture<ShmTransport>[] shm = new CompletableFuture[2];
-        for (int r = 0; r < 2; r++) {
-            int rank = r;
-            shm[r] = CompletableFuture.supplyAsync(() -> ShmTransport.connect(rank, 2, store, dir, 4096, 8192, 8192,
-                    Duration.ofSeconds(20)));
+        for (int r = 0; r < 2; r++) { // a thread each: the two connects wait for each other (the common pool may
+            int rank = r;                // have one thread on two cores)
+            shm[r] = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    shm[rank].complete(ShmTransport.connect(rank, 2, store, dir, 4096, 8192, 8192,
+                            Duration.ofSeconds(20)));
+                } catch (Throwable e) {
+                    shm[rank].completeExceptionally(e);
+                }
+            });
+            t.setDaemon(true);
+            t.start();
         }
         QueueMesh mesh = QueueMesh.create(3);
         int[] hosts = {0, 0, 1};
