@@ -70,6 +70,12 @@ public final class CollectiveCall {
      * {@link #subgroup}s) and made at the first receive, so that a shared-memory call allocates none.
      */
     private java.util.ArrayList<Receive> outstanding;
+    /**
+     * The {@link #detachedSubgroup}s made of this call (kept by the {@link #tally}; null until the first), whose
+     * outstanding receives {@link #cancelOutstanding} cancels too: a failed call's late frame must not land in its
+     * caller's buffer, whichever group posted the receive.
+     */
+    private java.util.concurrent.ConcurrentLinkedQueue<CollectiveCall> detachedCalls;
     /** Added to every step this call sets: a {@link #subgroup}'s phase numbers its steps after its parent's. */
     private final int stepBase;
     /** The call whose traffic this one counts (this one, or the call a subgroup was made from). */
@@ -246,7 +252,15 @@ public final class CollectiveCall {
         start(); // the subgroup takes this call's deadline and flight-recorder entry
         int me = indexIn(members);
         reusable = false;
-        return new CollectiveCall(this, members, me, stepBase, true, null);
+        CollectiveCall d = new CollectiveCall(this, members, me, stepBase, true, null);
+        CollectiveCall t = tally;
+        synchronized (t) { // the pipeline's second thread makes them while the call's thread may make others
+            if (t.detachedCalls == null) {
+                t.detachedCalls = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            }
+        }
+        t.detachedCalls.add(d);
+        return d;
     }
 
     /**
@@ -511,7 +525,7 @@ public final class CollectiveCall {
             try {
                 check(r, f);
             } catch (RuntimeException e) {
-                cancelOutstanding();
+                cancelPosted();
                 throw e;
             }
             tally.outstanding.remove(r);
@@ -568,7 +582,7 @@ public final class CollectiveCall {
             f = await(r);
             check(r, f);
         } catch (RuntimeException e) {
-            cancelOutstanding(); // r too: it may still be posted (an abort from elsewhere ended the wait)
+            cancelPosted(); // r too: it may still be posted (an abort from elsewhere ended the wait)
             throw e;
         }
         tally.outstanding.remove(r);
@@ -590,10 +604,25 @@ public final class CollectiveCall {
     }
 
     /**
-     * Cancels every receive this call posted and did not complete (the call failed): no byte lands in their
-     * destinations after this returns.
+     * Cancels every receive this call posted and did not complete (the call failed), and those of its
+     * {@link #detachedSubgroup}s, whose threads must have ended: no byte lands in their destinations after this
+     * returns.
      */
     public void cancelOutstanding() {
+        java.util.concurrent.ConcurrentLinkedQueue<CollectiveCall> detached = tally.detachedCalls;
+        if (detached != null) {
+            for (CollectiveCall d; (d = detached.poll()) != null; ) {
+                d.cancelOutstanding();
+            }
+        }
+        cancelPosted();
+    }
+
+    /**
+     * Cancels the receives of this call's {@link #tally} that were posted and not completed, not those of its
+     * {@link #detachedSubgroup}s, which another thread may be running.
+     */
+    private void cancelPosted() {
         java.util.ArrayList<Receive> outstanding = tally.outstanding;
         if (outstanding == null) {
             return;
