@@ -93,11 +93,25 @@ public final class DistributedDataParallel {
     private final boolean[] marked;
     private int nextLaunch;
 
+    /**
+     * @param comm the ranks sharing the model
+     * @param params the gradients to average, in the order the backward pass produces them last to first
+     * @param bucketBytes the most bytes of gradients in one allreduce (a larger parameter has a bucket of its own)
+     * @param overlap launch each bucket's allreduce once all its parameters are {@link #markReady marked}, rather
+     *        than all of them in {@link #finish}
+     * @throws IllegalArgumentException on every rank, when a rank's {@code bucketBytes} is not positive, or the ranks'
+     *         parameters (count, names, lengths) or {@code bucketBytes} differ, as torch's DDP verifies its
+     *         parameters' shapes across processes (one exchange before any step; the communicator stays usable)
+     */
     public DistributedDataParallel(Communicator comm, List<Parameter> params, long bucketBytes, boolean overlap) {
-        if (bucketBytes <= 0) {
-            throw new IllegalArgumentException("rank " + comm.rank() + ": bucketBytes must be positive: bucketBytes="
-                    + bucketBytes);
+        List<String> facts = new ArrayList<>();
+        facts.add("bucketBytes=" + bucketBytes);
+        facts.add("parameters=" + params.size());
+        for (int i = 0; i < params.size(); i++) {
+            facts.add("parameter " + i + " (" + params.get(i).name + ") of " + params.get(i).length + " elements");
         }
+        Agreement.check(comm, "DistributedDataParallel", bucketBytes <= 0 ? "bucketBytes must be positive: "
+                + "bucketBytes=" + bucketBytes : null, facts);
         this.comm = comm;
         this.params = List.copyOf(params);
         this.overlap = overlap;

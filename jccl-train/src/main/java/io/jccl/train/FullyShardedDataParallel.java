@@ -4,6 +4,7 @@ import io.jccl.Communicator;
 import io.jccl.ReduceOp;
 import io.jccl.Tensor;
 
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -35,15 +36,16 @@ public final class FullyShardedDataParallel {
      * @param initialParams the whole model's initial parameters, {@link Mlp#totalParams()} of them, the same on every
      *        rank; each rank keeps its shard
      * @param optimizer makes one optimizer per layer, for that layer's shard
-     * @throws IllegalArgumentException when {@code initialParams} is not {@link Mlp#totalParams()} long (checked
-     *         before any collective)
+     * @throws IllegalArgumentException on every rank, when a rank's {@code initialParams} is not
+     *         {@link Mlp#totalParams()} long, or the ranks' models or initial parameters differ (one exchange before
+     *         any step; the communicator stays usable)
      */
     public FullyShardedDataParallel(Communicator comm, Mlp model, float[] initialParams,
                                     Supplier<Optimizer> optimizer) {
-        if (initialParams.length != model.totalParams()) {
-            throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel of "
-                    + initialParams.length + " initial parameters, the model has " + model.totalParams());
-        }
+        List<String> facts = Agreement.shape(model);
+        facts.add(Agreement.hash("initial parameters", initialParams));
+        Agreement.check(comm, "FullyShardedDataParallel", initialParams.length != model.totalParams()
+                ? initialParams.length + " initial parameters, the model has " + model.totalParams() : null, facts);
         this.comm = comm;
         this.model = model;
         int layers = model.layers();

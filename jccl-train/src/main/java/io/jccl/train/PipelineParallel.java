@@ -25,16 +25,22 @@ public final class PipelineParallel implements AutoCloseable {
     private final float[] params;
     private final float[] grads;
 
+    /**
+     * @throws IllegalArgumentException on every rank, when a rank's stage count does not divide the world size or
+     *         exceeds the layer count, its {@code initialParams} is not {@link Mlp#totalParams()} long, or the ranks'
+     *         models, stage counts or initial parameters differ (one exchange before any step; the communicator
+     *         stays usable)
+     */
     public PipelineParallel(Communicator world, Mlp model, float[] initialParams, int stages, Optimizer optimizer) {
-        if (stages < 1 || world.size() % stages != 0 || stages > model.layers()) {
-            throw new IllegalArgumentException("rank " + world.rank() + ": need a stage count that divides the world"
-                    + " size (" + world.size() + ") and is at most the layer count (" + model.layers() + "), got "
-                    + stages);
-        }
-        if (initialParams.length != model.totalParams()) {
-            throw new IllegalArgumentException("rank " + world.rank() + ": PipelineParallel of "
-                    + initialParams.length + " initial parameters, the model has " + model.totalParams());
-        }
+        String problem = stages < 1 || world.size() % stages != 0 || stages > model.layers()
+                ? "need a stage count that divides the world size (" + world.size() + ") and is at most the layer "
+                + "count (" + model.layers() + "), got " + stages
+                : initialParams.length != model.totalParams()
+                ? initialParams.length + " initial parameters, the model has " + model.totalParams() : null;
+        java.util.List<String> facts = Agreement.shape(model);
+        facts.add("stages=" + stages);
+        facts.add(Agreement.hash("initial parameters", initialParams));
+        Agreement.check(world, "PipelineParallel", problem, facts);
         this.world = world;
         this.model = model;
         this.stages = stages;

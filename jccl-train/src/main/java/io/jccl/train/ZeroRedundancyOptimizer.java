@@ -26,11 +26,13 @@ public final class ZeroRedundancyOptimizer {
     private final float[] shardParams;
     private final Optimizer optimizer;
 
+    /**
+     * @throws IllegalArgumentException on every rank, when a rank's {@code parameters} is negative or the ranks'
+     *         differ (one exchange before any step; the communicator stays usable)
+     */
     public ZeroRedundancyOptimizer(Communicator comm, int parameters, Supplier<Optimizer> optimizer) {
-        if (parameters < 0) {
-            throw new IllegalArgumentException("rank " + comm.rank() + ": ZeroRedundancyOptimizer of " + parameters
-                    + " parameters");
-        }
+        Agreement.check(comm, "ZeroRedundancyOptimizer", parameters < 0 ? parameters + " parameters" : null,
+                java.util.List.of("parameters=" + parameters));
         this.comm = comm;
         this.total = parameters;
         int p = comm.size();

@@ -19,8 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Misuse of the training classes fails with a message naming the rank, before any collective where the mistake is
- * local, and by aborting the communicator where peers may already wait in the step's collectives.
+ * Misuse of the training classes fails with a message naming the rank: in the constructors on every rank, after one
+ * exchange of what each rank was given, and by aborting the communicator where peers may already wait in the
+ * step's collectives.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class TrainingMisuseTest {
@@ -261,6 +262,57 @@ class TrainingMisuseTest {
             for (String m : messages.get(r).split("\n")) {
                 assertTrue(m.startsWith("rank " + r + ":"), m);
             }
+        }
+    }
+
+    /**
+     * Arguments that one rank refuses, or that differ across ranks, fail every rank's constructor alike, naming the
+     * rank at fault and what differed, and leave the communicator usable. A bad argument failed its own rank's
+     * constructor alone (the peers then waited in the first step to their deadline), and two models of the same
+     * size but another shape summed one parameter's gradient into another's without an error.
+     */
+    @Test
+    void shouldRefuseConstructionsThatDifferAcrossRanksOnEveryRank() {
+        Mlp model = new Mlp(2, 3, 1);
+        List<String> messages = Jccl.runThreads(2, comm -> {
+            int r = comm.rank();
+            StringBuilder all = new StringBuilder();
+            float[] grads = new float[8];
+            all.append(assertThrows(IllegalArgumentException.class, () -> new DistributedDataParallel(comm, List.of(
+                    new DistributedDataParallel.Parameter("w", grads, 0, r == 0 ? 3 : 5),
+                    new DistributedDataParallel.Parameter("b", grads, r == 0 ? 3 : 5, r == 0 ? 5 : 3)), 1 << 20,
+                    true)).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class, () -> new DistributedDataParallel(comm,
+                    List.of(new DistributedDataParallel.Parameter("w", grads, 0, 8)), r == 1 ? 0 : 1 << 20,
+                    false)).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class, () -> new ZeroRedundancyOptimizer(comm,
+                    r == 1 ? -1 : 8, () -> Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
+            float[] init = model.initParams(1);
+            if (r == 1) {
+                init[0] += 1e-3f;
+            }
+            all.append(assertThrows(IllegalArgumentException.class, () -> new FullyShardedDataParallel(comm, model,
+                    init, () -> Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class, () -> new PipelineParallel(comm, model,
+                    model.initParams(1), r == 1 ? 3 : 2, Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
+            float[] sum = {1f};
+            comm.allReduce(sum); // the communicator still works
+            all.append(sum[0]);
+            return all.toString();
+        });
+        for (int r = 0; r < 2; r++) {
+            String[] m = messages.get(r).split("\n");
+            assertTrue(m[0].startsWith("rank " + r + ": DistributedDataParallel differs across ranks")
+                    && m[0].contains("rank 1 has parameter 0 (w) of 5 elements where rank 0 has parameter 0 (w) of 3 "
+                    + "elements"), m[0]);
+            assertTrue(m[1].startsWith("rank " + r + ": DistributedDataParallel refused by a rank")
+                    && m[1].contains("rank 1: bucketBytes must be positive: bucketBytes=0"), m[1]);
+            assertTrue(m[2].contains("rank 1: -1 parameters"), m[2]);
+            assertTrue(m[3].startsWith("rank " + r + ": FullyShardedDataParallel differs across ranks")
+                    && m[3].contains("rank 1 has initial parameters: " + model.totalParams() + " values of hash"), m[3]);
+            assertTrue(m[4].startsWith("rank " + r + ": PipelineParallel refused by a rank")
+                    && m[4].contains("rank 1: need a stage count"), m[4]);
+            assertEquals("2.0", m[5]);
         }
     }
 }
