@@ -33,6 +33,12 @@ import static io.jccl.store.StoreProtocolDescriptor.*;
 public final class TcpStoreServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TcpStoreServer.class);
     private static final int HANDSHAKE_TIMEOUT_MS = 10_000;
+    /**
+     * Once a request's first byte has come, each read of the rest waits at most this: a client that stops in the
+     * middle of a request (its process stopped, its host gone) frees its server thread then, rather than when the
+     * store closes. Between requests a connection may stay idle as long as its client lives.
+     */
+    static final int REQUEST_TIMEOUT_MS = 10_000;
 
     private final ServerSocket server;
     private final InMemoryStore store = new InMemoryStore();
@@ -188,6 +194,7 @@ public final class TcpStoreServer implements AutoCloseable {
                 } catch (java.io.EOFException e) {
                     return;
                 }
+                s.setSoTimeout(REQUEST_TIMEOUT_MS);
                 in.readByte();
                 int keyLen = in.readUnsignedShort();
                 int valueLen = in.readInt();
@@ -202,10 +209,14 @@ public final class TcpStoreServer implements AutoCloseable {
                 String key = new String(keyBytes, StandardCharsets.UTF_8);
                 byte[] value = new byte[valueLen];
                 in.readFully(value);
+                s.setSoTimeout(0);
                 respond(s, in, out, op, key, value, arg);
             }
         } catch (SocketException e) {
             // client went away
+        } catch (SocketTimeoutException e) {
+            LOG.warn("store closing connection from {}: it stopped in the middle of a request (nothing for {} ms)",
+                    s.getRemoteSocketAddress(), REQUEST_TIMEOUT_MS);
         } catch (IOException e) {
             if (!closed) {
                 LOG.debug("store connection ended: {}", e.toString());

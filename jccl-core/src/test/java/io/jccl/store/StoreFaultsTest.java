@@ -150,6 +150,35 @@ class StoreFaultsTest {
     }
 
     /**
+     * A client that stops in the middle of a request (its process stopped, its host gone) held its server thread
+     * until the store closed: a long-lived {@code jccl store} collected such threads. The server now closes the
+     * connection once the rest of a begun request has not come for {@link TcpStoreServer#REQUEST_TIMEOUT_MS}, and
+     * serves the others meanwhile.
+     */
+    @Test
+    void aClientThatStopsInTheMiddleOfARequestIsClosedAfterTheRequestTimeout() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (TcpStoreServer server = TcpStoreServer.start("127.0.0.1", 0, secret);
+             java.net.Socket stalled = new java.net.Socket("127.0.0.1", server.port())) {
+            java.io.InputStream in = stalled.getInputStream();
+            java.io.OutputStream out = stalled.getOutputStream();
+            Handshake.client(in, out, secret, HandshakeDescriptor.PURPOSE_STORE, 0, 1);
+            out.write(new byte[] {StoreProtocolDescriptor.OP_SET, 0, 0}); // 3 of a request header's 16 bytes
+            out.flush();
+            long t0 = System.nanoTime();
+            try (TcpStore client = TcpStore.connect("127.0.0.1", server.port(), secret, Duration.ofSeconds(10))) {
+                client.set("k", "v".getBytes(StandardCharsets.UTF_8)); // the others are served meanwhile
+                assertArrayEquals("v".getBytes(StandardCharsets.UTF_8), client.get("k", Duration.ofSeconds(5)));
+            }
+            stalled.setSoTimeout(3 * TcpStoreServer.REQUEST_TIMEOUT_MS);
+            assertEquals(-1, in.read(), "the server answered a request it never had whole");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms >= TcpStoreServer.REQUEST_TIMEOUT_MS - 1000 && ms < 2 * TcpStoreServer.REQUEST_TIMEOUT_MS,
+                    "closed after " + ms + " ms");
+        }
+    }
+
+    /**
      * A reply declaring an impossible length failed its request but left the connection in use: the next request
      * read the bytes that followed as its reply (here a well-formed "OK, v" the server never meant for it). The
      * connection is now closed and every later request fails saying why.
