@@ -38,6 +38,7 @@ import java.util.List;
 public final class DistributedDataParallel {
     /** PyTorch DDP's default bucket cap. */
     public static final long DEFAULT_BUCKET_BYTES = 25L * 1024 * 1024;
+    private static final String WHAT = "DistributedDataParallel";
 
     /** A gradient to synchronise: {@code length} floats of {@code grad} from {@code offset}. */
     public static final class Parameter {
@@ -99,19 +100,18 @@ public final class DistributedDataParallel {
      * @param bucketBytes the most bytes of gradients in one allreduce (a larger parameter has a bucket of its own)
      * @param overlap launch each bucket's allreduce once all its parameters are {@link #markReady marked}, rather
      *        than all of them in {@link #finish}
-     * @throws IllegalArgumentException on every rank, when a rank's {@code bucketBytes} is not positive, or the ranks'
-     *         parameters (count, names, lengths) or {@code bucketBytes} differ, as torch's DDP verifies its
-     *         parameters' shapes across processes (one exchange before any step; the communicator stays usable)
+     * @throws IllegalArgumentException on every rank, when a rank's {@code params} is or holds null or its
+     *         {@code bucketBytes} is not positive, or the ranks' parameters (their count and lengths) or buckets
+     *         differ, as torch's DDP verifies its parameters' shapes across processes (exchanges before any step; the
+     *         communicator stays usable)
      */
     public DistributedDataParallel(Communicator comm, List<Parameter> params, long bucketBytes, boolean overlap) {
-        List<String> facts = new ArrayList<>();
-        facts.add("bucketBytes=" + bucketBytes);
-        facts.add("parameters=" + params.size());
-        for (int i = 0; i < params.size(); i++) {
-            facts.add("parameter " + i + " (" + params.get(i).name + ") of " + params.get(i).length + " elements");
+        String problem = params == null || params.stream().anyMatch(java.util.Objects::isNull)
+                ? "a null parameter list or parameter" : bucketBytes <= 0 ? "bucketBytes must be positive: "
+                + "bucketBytes=" + bucketBytes : null;
+        if (problem != null) {
+            Agreement.check(comm, WHAT, problem, List.of()); // throws on every rank
         }
-        Agreement.check(comm, "DistributedDataParallel", bucketBytes <= 0 ? "bucketBytes must be positive: "
-                + "bucketBytes=" + bucketBytes : null, facts);
         this.comm = comm;
         this.params = List.copyOf(params);
         this.overlap = overlap;
@@ -133,6 +133,17 @@ public final class DistributedDataParallel {
             b.positions.add(positionOf[i]);
             filled += bytes;
         }
+        List<String> facts = new ArrayList<>();
+        facts.add("parameters=" + params.size());
+        for (int i = 0; i < params.size(); i++) {
+            facts.add("parameter " + i + " of " + params.get(i).length + " elements");
+        }
+        List<Integer> layout = new ArrayList<>();
+        for (Bucket k : buckets) {
+            layout.add(k.params.size());
+        }
+        facts.add("buckets of " + layout + " parameters");
+        Agreement.check(comm, WHAT, null, facts);
         for (Bucket k : buckets) {
             int n = 0;
             for (int i : k.params) {

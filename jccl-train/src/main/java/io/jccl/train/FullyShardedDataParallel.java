@@ -37,15 +37,19 @@ public final class FullyShardedDataParallel {
      *        rank; each rank keeps its shard
      * @param optimizer makes one optimizer per layer, for that layer's shard
      * @throws IllegalArgumentException on every rank, when a rank's {@code initialParams} is not
-     *         {@link Mlp#totalParams()} long, or the ranks' models or initial parameters differ (one exchange before
-     *         any step; the communicator stays usable)
+     *         {@link Mlp#totalParams()} long (or an argument is null), or the ranks' models or initial parameters
+     *         differ (exchanges before any step; the communicator stays usable)
      */
     public FullyShardedDataParallel(Communicator comm, Mlp model, float[] initialParams,
                                     Supplier<Optimizer> optimizer) {
-        List<String> facts = Agreement.shape(model);
-        facts.add(Agreement.hash("initial parameters", initialParams));
-        Agreement.check(comm, "FullyShardedDataParallel", initialParams.length != model.totalParams()
-                ? initialParams.length + " initial parameters, the model has " + model.totalParams() : null, facts);
+        String problem = model == null || initialParams == null || optimizer == null ? "a null model, initial "
+                + "parameters or optimizer" : initialParams.length != model.totalParams() ? initialParams.length
+                + " initial parameters, the model has " + model.totalParams() : null;
+        List<String> facts = problem != null ? List.of() : Agreement.shape(model);
+        if (problem == null) {
+            facts.add(Agreement.hash("initial parameters", initialParams, 0, initialParams.length));
+        }
+        Agreement.check(comm, "FullyShardedDataParallel", problem, facts);
         this.comm = comm;
         this.model = model;
         int layers = model.layers();

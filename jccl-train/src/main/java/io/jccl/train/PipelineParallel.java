@@ -27,19 +27,22 @@ public final class PipelineParallel implements AutoCloseable {
 
     /**
      * @throws IllegalArgumentException on every rank, when a rank's stage count does not divide the world size or
-     *         exceeds the layer count, its {@code initialParams} is not {@link Mlp#totalParams()} long, or the ranks'
-     *         models, stage counts or initial parameters differ (one exchange before any step; the communicator
-     *         stays usable)
+     *         exceeds the layer count, its {@code initialParams} is not {@link Mlp#totalParams()} long (or an argument
+     *         is null), or the ranks' models or stage counts differ, or the initial parameters of a stage's layers
+     *         differ between its replicas (exchanges before any step; the communicator stays usable)
      */
     public PipelineParallel(Communicator world, Mlp model, float[] initialParams, int stages, Optimizer optimizer) {
-        String problem = stages < 1 || world.size() % stages != 0 || stages > model.layers()
+        String problem = model == null || initialParams == null || optimizer == null
+                ? "a null model, initial parameters or optimizer"
+                : stages < 1 || world.size() % stages != 0 || stages > model.layers()
                 ? "need a stage count that divides the world size (" + world.size() + ") and is at most the layer "
                 + "count (" + model.layers() + "), got " + stages
                 : initialParams.length != model.totalParams()
                 ? initialParams.length + " initial parameters, the model has " + model.totalParams() : null;
-        java.util.List<String> facts = Agreement.shape(model);
-        facts.add("stages=" + stages);
-        facts.add(Agreement.hash("initial parameters", initialParams));
+        java.util.List<String> facts = problem != null ? java.util.List.of() : Agreement.shape(model);
+        if (problem == null) {
+            facts.add("stages=" + stages);
+        }
         Agreement.check(world, "PipelineParallel", problem, facts);
         this.world = world;
         this.model = model;
@@ -52,6 +55,11 @@ public final class PipelineParallel implements AutoCloseable {
         this.optimizer = optimizer;
         this.params = initialParams.clone();
         this.grads = new float[initialParams.length];
+        if (members > 1) { // a stage's replicas must start alike; other stages' layers are not theirs to compare
+            Agreement.check(stageGroup, "PipelineParallel (stage " + stage + ")", null, java.util.List.of(
+                    Agreement.hash("initial parameters of layers " + from + "-" + (to - 1), initialParams,
+                            model.paramOffset(from), model.paramOffset(to - 1) + model.paramCount(to - 1))));
+        }
     }
 
     /** Aborts the communicator with {@code what} ({@link Refusal}) and returns the exception this rank throws. */

@@ -27,12 +27,12 @@ public final class ZeroRedundancyOptimizer {
     private final Optimizer optimizer;
 
     /**
-     * @throws IllegalArgumentException on every rank, when a rank's {@code parameters} is negative or the ranks'
-     *         differ (one exchange before any step; the communicator stays usable)
+     * @throws IllegalArgumentException on every rank, when a rank's {@code parameters} is negative (or its
+     *         {@code optimizer} null) or the ranks' differ (exchanges before any step; the communicator stays usable)
      */
     public ZeroRedundancyOptimizer(Communicator comm, int parameters, Supplier<Optimizer> optimizer) {
-        Agreement.check(comm, "ZeroRedundancyOptimizer", parameters < 0 ? parameters + " parameters" : null,
-                java.util.List.of("parameters=" + parameters));
+        Agreement.check(comm, "ZeroRedundancyOptimizer", optimizer == null ? "a null optimizer" : parameters < 0
+                ? parameters + " parameters" : null, java.util.List.of("parameters=" + parameters));
         this.comm = comm;
         this.total = parameters;
         int p = comm.size();

@@ -295,6 +295,18 @@ class TrainingMisuseTest {
                     init, () -> Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
             all.append(assertThrows(IllegalArgumentException.class, () -> new PipelineParallel(comm, model,
                     model.initParams(1), r == 1 ? 3 : 2, Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n');
+            float[] other = model.initParams(1);
+            if (r == 1) {
+                other[0] += 1e-3f;
+            }
+            all.append(assertThrows(IllegalArgumentException.class, () -> new PipelineParallel(comm, model,
+                    other, 1, Optimizer.sgd(0.1f, 0f))).getMessage()).append('\n'); // one stage: replicas
+            // what may differ: names, a bucket size giving the same buckets, another stage's layers
+            new DistributedDataParallel(comm, List.of(new DistributedDataParallel.Parameter(r == 0 ? "w" : "weight",
+                    grads, 0, 8)), r == 0 ? 1 << 20 : 1 << 10, r == 0);
+            float[] mine = model.initParams(1);
+            mine[r == 0 ? mine.length - 1 : 0] = 42f; // the layer of the other rank's stage
+            new PipelineParallel(comm, model, mine, 2, Optimizer.sgd(0.1f, 0f));
             float[] sum = {1f};
             comm.allReduce(sum); // the communicator still works
             all.append(sum[0]);
@@ -303,7 +315,7 @@ class TrainingMisuseTest {
         for (int r = 0; r < 2; r++) {
             String[] m = messages.get(r).split("\n");
             assertTrue(m[0].startsWith("rank " + r + ": DistributedDataParallel differs across ranks")
-                    && m[0].contains("rank 1 has parameter 0 (w) of 5 elements where rank 0 has parameter 0 (w) of 3 "
+                    && m[0].contains("rank 1 has parameter 0 of 5 elements where rank 0 has parameter 0 of 3 "
                     + "elements"), m[0]);
             assertTrue(m[1].startsWith("rank " + r + ": DistributedDataParallel refused by a rank")
                     && m[1].contains("rank 1: bucketBytes must be positive: bucketBytes=0"), m[1]);
@@ -312,7 +324,9 @@ class TrainingMisuseTest {
                     && m[3].contains("rank 1 has initial parameters: " + model.totalParams() + " values of hash"), m[3]);
             assertTrue(m[4].startsWith("rank " + r + ": PipelineParallel refused by a rank")
                     && m[4].contains("rank 1: need a stage count"), m[4]);
-            assertEquals("2.0", m[5]);
+            assertTrue(m[5].startsWith("rank " + r + ": PipelineParallel (stage 0) differs across ranks")
+                    && m[5].contains("rank 1 has initial parameters of layers 0-1"), m[5]);
+            assertEquals("2.0", m[6]);
         }
     }
 }
