@@ -34,11 +34,14 @@ public final class TcpStoreServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TcpStoreServer.class);
     private static final int HANDSHAKE_TIMEOUT_MS = 10_000;
     /**
-     * Once a request's first byte has come, each read of the rest waits at most this: a client that stops in the
-     * middle of a request (its process stopped, its host gone) frees its server thread then, rather than when the
-     * store closes. Between requests a connection may stay idle as long as its client lives.
+     * Once a request's first byte has come, each read of the rest waits at most this long by default: a client that
+     * stops in the middle of a request (its process stopped, its host gone) frees its server thread then, rather
+     * than when the store closes. Long enough for a network stall that TCP's retransmissions ride out. Between
+     * requests a connection may stay idle as long as its client lives.
      */
-    static final int REQUEST_TIMEOUT_MS = 10_000;
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+    /** {@link #REQUEST_TIMEOUT}, or a test's. */
+    private final int requestTimeoutMs;
 
     private final ServerSocket server;
     private final InMemoryStore store = new InMemoryStore();
@@ -54,7 +57,8 @@ public final class TcpStoreServer implements AutoCloseable {
     private final java.util.List<String> refused = new java.util.ArrayList<>();
     private int refusedCount;
 
-    private TcpStoreServer(ServerSocket server, JobSecret secret) {
+    private TcpStoreServer(ServerSocket server, JobSecret secret, Duration requestTimeout) {
+        this.requestTimeoutMs = (int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis());
         this.server = server;
         this.secret = secret;
         this.acceptor = new Thread(this::acceptLoop, "jccl-store-accept-" + server.getLocalPort());
@@ -64,12 +68,17 @@ public final class TcpStoreServer implements AutoCloseable {
 
     /** Listens on {@code host:port} ({@code port} 0 picks a free one). */
     public static TcpStoreServer start(String host, int port, JobSecret secret) {
+        return start(host, port, secret, REQUEST_TIMEOUT);
+    }
+
+    /** As {@link #start(String, int, JobSecret)}, a begun request's reads waiting at most {@code requestTimeout}. */
+    static TcpStoreServer start(String host, int port, JobSecret secret, Duration requestTimeout) {
         ServerSocket s = null;
         try {
             s = new ServerSocket();
             s.setReuseAddress(true);
             s.bind(new InetSocketAddress(host, port), 128);
-            return new TcpStoreServer(s, secret);
+            return new TcpStoreServer(s, secret, requestTimeout);
         } catch (IOException | RuntimeException | Error e) {
             if (s != null) {
                 try {
@@ -194,7 +203,7 @@ public final class TcpStoreServer implements AutoCloseable {
                 } catch (java.io.EOFException e) {
                     return;
                 }
-                s.setSoTimeout(REQUEST_TIMEOUT_MS);
+                s.setSoTimeout(requestTimeoutMs);
                 in.readByte();
                 int keyLen = in.readUnsignedShort();
                 int valueLen = in.readInt();
@@ -216,7 +225,7 @@ public final class TcpStoreServer implements AutoCloseable {
             // client went away
         } catch (SocketTimeoutException e) {
             LOG.warn("store closing connection from {}: it stopped in the middle of a request (nothing for {} ms)",
-                    s.getRemoteSocketAddress(), REQUEST_TIMEOUT_MS);
+                    s.getRemoteSocketAddress(), requestTimeoutMs);
         } catch (IOException e) {
             if (!closed) {
                 LOG.debug("store connection ended: {}", e.toString());
