@@ -191,13 +191,27 @@ public final class Bed implements AutoCloseable {
         }
     }
 
+    /**
+     * Names the process that owns the bed to {@code testbed.sh}: while it lives, another owner's bed does not replace
+     * this one (it fails saying so), and another owner's {@code down} leaves it up.
+     */
+    public static final String OWNER_ENV = "JCCL_TESTBED_OWNER";
+
     private void run(List<String> cmd) throws IOException, InterruptedException {
         Path out = Files.createTempFile("jccl-testbed-", ".log");
         try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-            boolean done = p.waitFor(60, TimeUnit.SECONDS);
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
+            pb.environment().put(OWNER_ENV, Long.toString(ProcessHandle.current().pid())); // testbed.sh's header
+            Process p = pb.start();
+            boolean done;
+            try {
+                done = p.waitFor(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                destroyTree(p);
+                throw e;
+            }
             if (!done) {
-                p.destroyForcibly();
+                destroyTree(p); // a hung ip, tc or unshare too, not the shell alone
             }
             if (!done || p.exitValue() != 0) {
                 throw new IllegalStateException("the multi-host test bed script failed (" + String.join(" ", cmd)
@@ -206,6 +220,12 @@ public final class Bed implements AutoCloseable {
         } finally {
             Files.deleteIfExists(out);
         }
+    }
+
+    /** Destroys {@code p} and every process it started. */
+    private static void destroyTree(Process p) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
     }
 
     /** The shutdown hook that takes the bed down if the JVM exits first; removed by {@link #close}. */

@@ -10,15 +10,23 @@
 #   scripts/testbed.sh addr I                                print host I's address
 #   scripts/testbed.sh down                                  remove every namespace, process and file of the bed
 #   scripts/testbed.sh status                                list the hosts that are up
-set -euo pipefail
+#
+# One bed at a time on a machine: its names and addresses are fixed. A program that owns the bed it builds (jccl
+# bench, verify, tune, the tests) sets JCCL_TESTBED_OWNER to its pid: another owner's "up" then fails while that
+# process lives, rather than killing its ranks, and its "down" leaves that bed alone. Without JCCL_TESTBED_OWNER
+# (by hand), "down" removes whatever bed is up.
+set -Eeuo pipefail
 state="${JCCL_TESTBED_DIR:-/run/jccl-testbed}"
+owner="${JCCL_TESTBED_OWNER:-}"
 net=10.213.7
 sw=jcclbed-sw
 
 die() { echo "testbed: $*" >&2; exit 2; }
+# a command that fails under set -e says which, and where
+trap 'rc=$?; echo "testbed: line $LINENO: \"$BASH_COMMAND\" failed (exit $rc); as root, the bed needs network and mount namespaces (in a container: --privileged, or --cap-add SYS_ADMIN,NET_ADMIN) and, for --rate, the tbf qdisc (modprobe sch_tbf)" >&2' ERR
 need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (network and mount namespaces)"; }
 need_tools() {
-  for t in ip tc unshare nsenter; do
+  for t in ip tc unshare nsenter flock; do
     command -v "$t" >/dev/null 2>&1 || die "missing '$t': apt-get install -y iproute2 util-linux"
   done
 }
@@ -37,13 +45,40 @@ anchor_of() {
   return 0
 }
 
-down() {
-  # every process left in a namespace of the bed (the hosts' anchors too, pidfile or not), then the namespaces
-  for ns in $(ip netns list 2>/dev/null | awk '/^jcclbed-/ {print $1}'); do
-    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+# the live process other than this script's owner that owns the bed that is up, if any
+other_owner() {
+  local o
+  o="$(cat "$state/owner" 2>/dev/null || true)"
+  if [ -n "$o" ] && [ "$o" != "$owner" ] && kill -0 "$o" 2>/dev/null; then echo "$o"; fi
+  return 0
+}
+
+remove() {
+  # every process left in a namespace of the bed (the hosts' anchors too, pidfile or not), until none is left (one
+  # forked meanwhile would keep a namespace alive with no name), then the namespaces
+  local ns p left
+  for _ in 1 2 3 4 5; do
+    left=0
+    for ns in $(ip netns list 2>/dev/null | awk '/^jcclbed-/ {print $1}'); do
+      for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; left=1; done
+    done
+    [ "$left" -eq 0 ] && break
+    sleep 0.1
   done
   for ns in $(ip netns list 2>/dev/null | awk '/^jcclbed-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
-  rm -rf "$state"
+  rm -f "$state"/h*.pid "$state"/h*.hosts "$state"/h*.err "$state/hosts" "$state/owner"
+  rmdir "$state" 2>/dev/null || true
+  if ip netns list 2>/dev/null | grep -q '^jcclbed-'; then die "could not remove: $(ip netns list | grep '^jcclbed-' | tr '\n' ' ')"; fi
+}
+
+down() {
+  local o
+  o="$(other_owner)"
+  if [ -n "$owner" ] && [ -n "$o" ]; then
+    echo "testbed: left up: the bed belongs to process $o"
+    return 0
+  fi
+  remove
 }
 
 up() {
@@ -58,8 +93,12 @@ up() {
   done
   # 16: the tools check it up front (Bed.MAX_HOSTS)
   [ "$hosts" -ge 1 ] && [ "$hosts" -le 16 ] || die "between 1 and 16 hosts, got $hosts"
-  down
+  local o
+  o="$(other_owner)"
+  [ -z "$o" ] || die "a test bed is already up, and its owner lives: process $o ($(tr '\0' ' ' < /proc/"$o"/cmdline 2>/dev/null | cut -c1-200)); one bed at a time on a machine: wait for it, or take it down with 'scripts/testbed.sh down'"
+  remove
   mkdir -p "$state"
+  echo "$owner" > "$state/owner"
   ip netns add "$sw"
   ip -n "$sw" link add br0 type bridge
   ip -n "$sw" link set br0 up
@@ -86,11 +125,12 @@ up() {
       fi
     } > "$state/h$i.hosts"
     # the host's anchor: holds its UTS and mount namespaces (private /dev/shm, its /etc/hosts) for every exec
-    ip netns exec "$ns" unshare --uts --mount --propagation private sh -c '
+    # (set -e: a host whose name or mounts failed must not come up sharing this machine's /dev/shm and /etc/hosts)
+    ip netns exec "$ns" unshare --uts --mount --propagation private sh -ec '
       hostname "bed-h'"$i"'"
       mount -t tmpfs -o size=2g tmpfs /dev/shm
       mount --bind "'"$state/h$i.hosts"'" /etc/hosts
-      exec sleep infinity' </dev/null >/dev/null 2>&1 &
+      exec sleep infinity' </dev/null >/dev/null 2>"$state/h$i.err" 9>&- &
     local anchor=$!
     # the anchor is unshare's child once it has exec'd sleep: find the sleep inside the namespace
     local pid=""
@@ -99,7 +139,7 @@ up() {
       [ -n "$pid" ] && break
       sleep 0.05
     done
-    [ -n "$pid" ] || die "host $i did not come up (anchor $anchor)"
+    [ -n "$pid" ] || die "host $i did not come up (anchor $anchor): $(cat "$state/h$i.err" 2>/dev/null)"
     echo "$pid" > "$state/h$i.pid"
   done
   echo "$hosts" > "$state/hosts"
@@ -112,12 +152,19 @@ run_on() {
   exec nsenter -t "$(cat "$state/h$i.pid")" --net --uts --mount -- "$@"
 }
 
+# up and down one at a time on this machine (the hosts' anchors close the lock's descriptor: they would hold it)
+locked() {
+  exec 9>>"${state%/}.lock"
+  flock -w 120 9 || die "another testbed up or down held ${state%/}.lock for 120 s"
+  "$@"
+}
+
 cmd="${1:-}"; shift || true
 case "$cmd" in
-  up) need_root; need_tools; up "$@" ;;
-  down) need_root; down ;;
+  up) need_root; need_tools; locked up "$@" ;;
+  down) need_root; locked down ;;
   exec) need_root; run_on "$@" ;;
   addr) addr "$1" ;;
   status) [ -f "$state/hosts" ] && echo "$(cat "$state/hosts") hosts up" || echo "down" ;;
-  *) sed -n '2,13p' "$0"; exit 2 ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
 esac

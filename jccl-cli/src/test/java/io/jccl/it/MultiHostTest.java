@@ -124,6 +124,46 @@ class MultiHostTest {
     }
 
     /**
+     * One bed at a time on a machine, its names being fixed: a second program's "up" (a bench run while the tests
+     * run) killed every rank of the bed that was up and rebuilt it, and that program's "down" later took the first
+     * owner's bed away. While the owner lives, another owner's "up" now fails naming it, and its "down" leaves the
+     * bed up.
+     */
+    @Test
+    void shouldRefuseASecondBedWhileItsOwnerLivesAndLeaveItUp() throws Exception {
+        try (TestBed bed = TestBed.up(2)) {
+            Process other = new ProcessBuilder("sleep", "120").start();
+            try {
+                String[] up = script(other.pid(), "up", "2");
+                assertEquals("2", up[0], up[1]);
+                assertTrue(up[1].contains("a test bed is already up, and its owner lives: process "
+                        + ProcessHandle.current().pid()), up[1]);
+                String[] down = script(other.pid(), "down");
+                assertEquals("0", down[0], down[1]);
+                assertTrue(down[1].contains("left up: the bed belongs to process " + ProcessHandle.current().pid()),
+                        down[1]);
+                String[] status = script(ProcessHandle.current().pid(), "status");
+                assertEquals("2 hosts up", status[1].trim(), "the bed must still be up");
+                assertTrue(Files.exists(Path.of("/run/netns/jcclbed-h1")), "host 1's namespace is gone");
+            } finally {
+                other.destroyForcibly();
+            }
+        }
+    }
+
+    /** Runs scripts/testbed.sh with {@code args} as the program {@code owner}: its exit status and its output. */
+    private static String[] script(long owner, String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("bash", TestBed.SCRIPT.toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put(io.jccl.launch.Bed.OWNER_ENV, Long.toString(owner));
+        Process p = pb.start();
+        byte[] out = p.getInputStream().readAllBytes(); // the script ends within seconds (up refused, down left)
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), String.join(" ", cmd) + " did not end");
+        return new String[] {Integer.toString(p.exitValue()), new String(out, java.nio.charset.StandardCharsets.UTF_8)};
+    }
+
+    /**
      * The rank alone on its host aborts (4 + 1 ranks) and stays 8 s before it leaves: every other rank names it and
      * its reason within 5 s. Its transport has no local part, and its abort once failed on it before reaching any
      * peer, which heard of it only when it left.

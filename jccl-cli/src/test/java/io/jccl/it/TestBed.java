@@ -39,16 +39,38 @@ final class TestBed implements AutoCloseable {
     static TestBed up(int hosts, String... options) throws IOException, InterruptedException {
         boolean root = "0".equals(run(List.of("id", "-u")).trim());
         if (!root) {
-            if ("true".equals(System.getenv("CI"))) {
+            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
                 throw new AssertionError("the multi-host tests need root (network namespaces); CI runs as root");
             }
             Assumptions.abort("the multi-host test bed needs root");
         }
         List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString(), "up", Integer.toString(hosts)));
         cmd.addAll(List.of(options));
-        run(cmd);
-        return new TestBed(hosts);
+        TestBed bed = new TestBed(hosts);
+        // a test JVM killed (a fork's timeout, Ctrl-C) does not close its beds: the hook takes this one down then
+        bed.hook = new Thread(() -> {
+            try {
+                run(List.of("bash", SCRIPT.toString(), "down"));
+            } catch (IOException | InterruptedException | RuntimeException ignored) {
+                // exiting
+            }
+        }, "jccl-testbed-down");
+        Runtime.getRuntime().addShutdownHook(bed.hook);
+        try {
+            run(cmd);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            try {
+                bed.close(); // whatever came up goes down
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return bed;
     }
+
+    /** Takes the bed down if the JVM exits with it up; removed by {@link #close}. */
+    private Thread hook;
 
     static String address(int host) {
         return "10.213.7." + (host + 1);
@@ -79,7 +101,9 @@ final class TestBed implements AutoCloseable {
     static String run(List<String> cmd, Duration limit) throws IOException, InterruptedException {
         Path log = Files.createTempFile("jccl-testbed-", ".log");
         try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+            pb.environment().put(io.jccl.launch.Bed.OWNER_ENV, Long.toString(ProcessHandle.current().pid()));
+            Process p = pb.start();
             boolean ended;
             try {
                 ended = p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
@@ -118,6 +142,14 @@ final class TestBed implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        if (hook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException exiting) {
+                return; // the hook takes it down
+            }
+            hook = null;
+        }
         try {
             run(List.of("bash", SCRIPT.toString(), "down"));
         } catch (InterruptedException e) {
