@@ -149,7 +149,11 @@ up() {
 run_on() {
   local i="$1"; shift
   [ -f "$state/h$i.pid" ] || die "host $i is not up (scripts/testbed.sh up H first)"
-  exec nsenter -t "$(cat "$state/h$i.pid")" --net --uts --mount -- "$@"
+  local pid
+  pid="$(cat "$state/h$i.pid")"
+  # the anchor may be gone and its pid another process's: never run on this machine's own namespaces
+  [ "$(ip netns identify "$pid" 2>/dev/null)" = "jcclbed-h$i" ] || die "host $i is not up: its anchor (process $pid) is gone (scripts/testbed.sh up H again)"
+  exec nsenter -t "$pid" --net --uts --mount -- "$@"
 }
 
 # up and down one at a time on this machine (the hosts' anchors close the lock's descriptor: they would hold it)
