@@ -54,10 +54,13 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
             railGroups[h] = new int[] {at.rail[h] * c};
         }
         int chunks = HostPipeline.chunks(call, work.byteSize(), c);
+        // the last step across hosts reduces this rank's block straight into the output, not into work and a copy
+        // after (hosts > 1 for a hierarchical algorithm; with one, the ring has no step and the copy stays)
+        boolean direct = hosts > 1;
         if (chunks == 1 && l > 1 && throughHostArena(call, hosts * l, input)) {
             withinThroughArena(call, at, input, work, c, operands.reduceOp());
-            HostLayout.ringOfGroups(call.subgroup(at.rail, l), work, railGroups, c, operands.reduceOp(), 1,
-                    "across hosts");
+            HostLayout.ringOfGroups(call.subgroup(at.rail, l), work, null, railGroups, c, operands.reduceOp(), 1,
+                    "across hosts", direct ? output : null);
         } else {
             // piece j of every block is reduced across the hosts while the host reduces piece j + 1 (one: no
             // pipeline)
@@ -67,12 +70,15 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
                     input, HostLayout.shift(hostGroups, pieces[j]), pieces[j + 1] - pieces[j], operands.reduceOp(),
                     1, "within the host"), j -> {
                         CollectiveCall rail = call.detachedSubgroup(at.rail, j * perChunk + l - 1);
-                        HostLayout.ringOfGroups(rail, work, HostLayout.shift(railGroups, pieces[j]),
-                                pieces[j + 1] - pieces[j], operands.reduceOp(), 1, "across hosts");
+                        int m = pieces[j + 1] - pieces[j];
+                        HostLayout.ringOfGroups(rail, work, null, HostLayout.shift(railGroups, pieces[j]), m,
+                                operands.reduceOp(), 1, "across hosts", direct ? output.slice(pieces[j], m) : null);
                         return rail;
                     }, null);
         }
-        work.copyTo(r * c, output, 0, c);
+        if (!direct) {
+            work.copyTo(r * c, output, 0, c);
+        }
         call.releaseScratch(work);
     }
 
@@ -81,8 +87,8 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
      * {@code work} holds, at the blocks of local index k of every host (k this rank's local index), their sums over
      * the host's ranks in increasing order. In rounds of a piece of every block: each rank puts the pieces of the
      * other local indices' blocks into its exchange buffer (group k' at offset k' H m, H pieces of m), arrives, and
-     * reduces its own group's pieces, its own values copied into {@code work} first and read from there
-     * ({@link SharedRounds#reduceOwnSlice}). Its input is only read.
+     * reduces its own group's pieces into {@code work}, its own values read from its input as each piece is reduced
+     * ({@link SharedRounds#reduceOwnSlice}), not copied into {@code work} beforehand. Its input is only read.
      */
     private static void withinThroughArena(CollectiveCall call, HostLayout at, Buf input, Buf work, int c,
                                            io.jccl.ReduceOp op) {
@@ -104,9 +110,8 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
             }, (round, half, start, m) -> {
                 for (int h = 0; h < hosts; h++) {
                     int block = at.byHost[h][me] * c + start;
-                    input.copyTo(block, work, block, m);
-                    SharedRounds.reduceOwnSlice(host, a, half, (me * hosts + h) * m, work.slice(block, m), op,
-                            true, false);
+                    SharedRounds.reduceOwnSlice(host, a, half, (me * hosts + h) * m, input.slice(block, m),
+                            work.slice(block, m), op, true, false);
                 }
                 host.countShared((long) (l - 1) * hosts * m * elem, (long) (l - 1) * hosts * m * elem);
             });

@@ -75,29 +75,41 @@ final class HostLayout {
      */
     static void ringOfGroups(CollectiveCall group, Buf data, int[][] groups, int c, ReduceOp op, int shift,
                              String phase) {
-        ringOfGroups(group, data, null, groups, c, op, shift, phase);
+        ringOfGroups(group, data, null, groups, c, op, shift, phase, null);
+    }
+
+    /** As below, without {@code into}. */
+    static void ringOfGroups(CollectiveCall group, Buf data, Buf base, int[][] groups, int c, ReduceOp op,
+                             int shift, String phase) {
+        ringOfGroups(group, data, base, groups, c, op, shift, phase, null);
     }
 
     /**
      * As above; for a reduce-scatter with {@code base} (then {@code data} may start with anything): the partial
      * sums are {@code base}'s, so step 0 sends {@code base}'s blocks and every block received becomes base op
      * payload in {@code data} (each block is received once, and sent on from {@code data}), the same operations as
-     * on a copy of {@code base} without the copy.
+     * on a copy of {@code base} without the copy. A reduce-scatter given {@code into} (of {@code c} elements; its
+     * member's own group one block) writes the last step's sums there rather than into {@code data}: its own block
+     * is then {@code into}, without a copy of it out of {@code data} after.
      */
     static void ringOfGroups(CollectiveCall group, Buf data, Buf base, int[][] groups, int c, ReduceOp op,
-                             int shift, String phase) {
+                             int shift, String phase, Buf into) {
         int n = group.size();
         int k = group.rank();
         int seg = Math.max(1, RingAllReduce.SEGMENT_BYTES / data.dtype().sizeBytes());
+        if (into != null && (op == null || shift != 1 || groups[k].length != 1 || into.count() != c || n < 2)) {
+            throw new IllegalArgumentException("into: a reduce-scatter of one block per member, over 2 or more");
+        }
         for (int s = 0; s < n - 1; s++) {
             group.step(s, phase);
             int[] out = groups[Math.floorMod(k - s - shift, n)];
             int[] in = groups[Math.floorMod(k - s - shift - 1, n)];
+            boolean last = into != null && s == n - 2; // in is this member's own group
             // as the ring's steps: blocks in segments of at most SEGMENT_BYTES, every receive posted first, and
             // segment j + 1 sent before segment j is waited for (whole blocks of 16 MiB took twice the CPU)
             Buf[] outs = segments(base != null && s == 0 ? base : data, out, c, seg);
-            Buf[] ins = segments(data, in, c, seg);
-            Buf[] bases = base == null ? null : segments(base, in, c, seg);
+            Buf[] ins = last ? segments(into, new int[] {0}, c, seg) : segments(data, in, c, seg);
+            Buf[] bases = base == null && !last ? null : segments(base != null ? base : data, in, c, seg);
             CollectiveCall.Receive[] posted = new CollectiveCall.Receive[ins.length];
             for (int j = 0; j < ins.length; j++) {
                 posted[j] = group.postRecv(Math.floorMod(k - 1, n), ins[j], op, bases == null ? null : bases[j]);

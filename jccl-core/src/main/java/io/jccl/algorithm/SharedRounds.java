@@ -164,6 +164,17 @@ final class SharedRounds {
      */
     static void reduceOwnSlice(CollectiveCall call, SharedArena a, int half, int at, Buf mine, ReduceOp op,
                                boolean writeBack, boolean publish) {
+        reduceOwnSlice(call, a, half, at, mine, mine, op, writeBack, publish);
+    }
+
+    /**
+     * As {@link #reduceOwnSlice(CollectiveCall, SharedArena, int, int, Buf, ReduceOp, boolean, boolean)}, this rank's
+     * values read from {@code src} and the result written back into {@code mine} (of {@code src}'s length; they may
+     * be one): an out-of-place reduction that reads {@code src} once, block by block, rather than after a copy of it
+     * into {@code mine}.
+     */
+    static void reduceOwnSlice(CollectiveCall call, SharedArena a, int half, int at, Buf src, Buf mine, ReduceOp op,
+                               boolean writeBack, boolean publish) {
         int p = call.size();
         int me = call.rank();
         io.jccl.DataType dt = mine.dtype();
@@ -175,6 +186,9 @@ final class SharedRounds {
         for (int done = 0; done < n; done += stage) {
             int k = Math.min(stage, n - done);
             if (inPlace) {
+                if (src != mine) {
+                    src.copyTo(done, mine, done, k);
+                }
                 Buf block = mine.slice(done, k);
                 for (int r = 1; r < p; r++) {
                     a.reduce(r, half, at + done, block, op);
@@ -186,13 +200,13 @@ final class SharedRounds {
             }
             Buf part = acc.slice(0, k);
             if (me == 0) {
-                mine.copyTo(done, part, 0, k);
+                src.copyTo(done, part, 0, k);
             } else {
                 a.get(0, half, at + done, part);
             }
             for (int r = 1; r < p; r++) {
                 if (r == me) {
-                    mine.copyTo(done, own, 0, k);
+                    src.copyTo(done, own, 0, k);
                     io.jccl.reduce.Reductions.reduce(dt, op, acc.array(), 0, own.array(), 0, k);
                 } else {
                     a.reduce(r, half, at + done, part, op);
