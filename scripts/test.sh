@@ -1,21 +1,17 @@
 #!/usr/bin/env bash
-# Installs what the tests need (Debian's python3-torch for the gloo reference, iproute2 for the multi-host test bed,
-# Open MPI for the benchmark's peer) and runs every test.
+# Installs what the tests need (a JDK and Maven, Debian's python3-torch for the gloo reference, iproute2 for the
+# multi-host test bed, Open MPI for the benchmark's peer) and runs every test.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+CI="${CI:-}"
+. scripts/prereqs.sh
 py="${JCCL_TORCH_PYTHON:-/usr/bin/python3}"
-sudo_cmd=""
-[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-packages=()
+packages=($(build_packages))                                               # a JDK and Maven
 "$py" -c "import torch" >/dev/null 2>&1 || packages+=(python3-torch)        # the gloo reference
 command -v ip >/dev/null 2>&1 || packages+=(iproute2)                      # the multi-host test bed
 command -v nsenter >/dev/null 2>&1 || packages+=(util-linux)
 command -v mpirun >/dev/null 2>&1 || packages+=(openmpi-bin libopenmpi-dev) # bench --compare mpi
-if [ ${#packages[@]} -gt 0 ]; then
-  echo "test.sh: installing ${packages[*]}..." >&2
-  $sudo_cmd apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${packages[@]}"
-fi
+install_missing "${packages[@]}"
 "$py" -c "import torch; print('test.sh: gloo reference: torch', torch.__version__, 'at $py')"
 # Maven 3.8's jansi prints colour resets (ESC[0m) even with -B; this JVM option stops it
 export MAVEN_OPTS="-Djansi.noreset=true ${MAVEN_OPTS:-}"
@@ -36,7 +32,7 @@ bash examples/consumer/run.sh
 # JVM warning line (such as the one sun.misc.Unsafe draws on JDK 24 and later).
 jdk25="${JCCL_JDK25_HOME:-$(ls -d /usr/lib/jvm/temurin-25* 2>/dev/null | head -n 1)}"
 if [ -z "$jdk25" ] || [ ! -x "$jdk25/bin/java" ]; then
-  if [ "${CI:-}" = "true" ]; then
+  if [ "${CI,,}" = "true" ]; then
     echo "test.sh: no Temurin 25 JDK under /usr/lib/jvm (set JCCL_JDK25_HOME); CI must run the JDK 25 tests" >&2
     exit 1
   fi

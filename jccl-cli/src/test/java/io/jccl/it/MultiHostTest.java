@@ -263,7 +263,7 @@ class MultiHostTest {
      */
     @Test
     void shouldAgreeWithGlooAcrossHosts() {
-        String reference = "true".equals(System.getenv("CI")) ? "gloo" : "auto";
+        String reference = "true".equalsIgnoreCase(System.getenv("CI")) ? "gloo" : "auto";
         for (String algorithm : new String[] {"ring", "hierarchical"}) {
             String out = cli("verify", "--hosts", "2", "--ranks-per-host", "2", "--algorithm", algorithm,
                     "--reference", reference, "--dtype", "float32,float64,int32", "--op", "sum,max",
