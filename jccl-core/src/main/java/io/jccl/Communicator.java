@@ -583,6 +583,8 @@ public interface Communicator extends AutoCloseable {
      *
      * @param data this rank's bytes, of any length (0 too); not modified
      * @return {@link #size()} arrays, entry i a copy of rank i's {@code data} (this rank's included)
+     * @throws IllegalArgumentException on every rank, naming the rank, when a rank's {@code data} is null (checked
+     *         after the allgather of the lengths, which carries it; the communicator stays usable)
      */
     byte[][] allGatherV(byte[] data);
 
@@ -593,6 +595,9 @@ public interface Communicator extends AutoCloseable {
      * @param data this rank's bytes, of any length (0 too); not modified
      * @param root the rank that receives every rank's bytes, the same on every rank
      * @return on the root, {@link #size()} arrays, entry i a copy of rank i's {@code data}; null on the other ranks
+     * @throws IllegalArgumentException on every rank, naming the rank, when a rank's {@code data} is null or its
+     *         {@code root} is out of range or differs from rank 0's (checked after the allgather of the lengths,
+     *         which carries the roots too; the communicator stays usable)
      */
     byte[][] gatherV(byte[] data, int root);
 

@@ -68,13 +68,14 @@ class ArgumentValidationTest {
     @Test
     void shouldRejectBadArgumentsWithoutCommunicating() throws Exception {
         List<RankHarness.Outcome<float[]>> out = RankHarness.run(3, Duration.ofSeconds(20), comm -> {
-            rejects(() -> comm.allReduce((Tensor) null, ReduceOp.SUM), "allReduce", "tensor is null");
+            rejects(() -> comm.allReduce((Tensor) null, ReduceOp.SUM), "rank " + comm.rank() + ": allReduce",
+                    "tensor is null");
             rejects(() -> comm.allReduce(Tensor.of(new float[3]), ReduceOp.BXOR), "BXOR", "FLOAT32", "integer");
             rejects(() -> comm.allReduce(Tensor.of(new float[3]), null), "reduce op is null");
             rejects(() -> comm.broadcast(new float[3], 3), "root must be in [0, 3), got 3");
             rejects(() -> comm.broadcast(new float[3], -1), "root must be in [0, 3), got -1");
             rejects(() -> comm.allGather(Tensor.of(new float[2]), Tensor.of(new float[5])),
-                    "output must hold 6 elements", "got 5");
+                    "rank " + comm.rank() + ": allGather: output must hold 6 elements", "got 5");
             rejects(() -> comm.allGather(Tensor.of(new float[2]), Tensor.of(new double[6])), "dtypes differ");
             rejects(() -> comm.reduceScatter(Tensor.of(new float[7]), Tensor.of(new float[2]), ReduceOp.SUM),
                     "multiple of the world size (3)", "got 7");

@@ -91,4 +91,24 @@ class CoalescedTest {
             assertArrayEquals(new float[] {-1, -1, -1}, r[2], "a tensor put in the list after the call");
         }
     }
+
+    /**
+     * Ranks whose lists split the same total otherwise ([3, 5] against [5, 3], or one tensor against two) summed
+     * one tensor's elements into another's without an error: the signature carried only the total. Now every rank
+     * fails with a mismatch in the layout, naming the peer.
+     */
+    @Test
+    void listsThatSplitTheTotalOtherwiseFailEveryRankWithAMismatch() throws Exception {
+        for (int[][] layouts : new int[][][] {{{3, 5}, {5, 3}}, {{8}, {4, 4}}}) {
+            List<RankHarness.Outcome<Object>> out = RankHarness.run(2, java.time.Duration.ofSeconds(20), comm -> {
+                List<Tensor> parts = new ArrayList<>();
+                for (int n : layouts[comm.rank()]) {
+                    parts.add(Tensor.of(new float[n]));
+                }
+                comm.allReduceCoalesced(parts, ReduceOp.SUM);
+                return null;
+            });
+            RankHarness.assertEveryRankFails(out, "layout");
+        }
+    }
 }

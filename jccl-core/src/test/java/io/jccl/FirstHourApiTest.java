@@ -341,7 +341,7 @@ class FirstHourApiTest {
     }
 
     /**
-     * A length no array has (a negative count: rank 1 made another call with one int) fails allGatherV on the rank
+     * A length no array has (a negative count: rank 1 made another call with two ints) fails allGatherV on the rank
      * that read it, naming the rank that sent it, and the peers hear of it at once: the rank threw before its
      * second call took a sequence number, and the peers waited in that call until their deadline.
      */
@@ -352,7 +352,7 @@ class FirstHourApiTest {
         try {
             CompletableFuture<Throwable> peer = CompletableFuture.supplyAsync(() -> {
                 try {
-                    comms.get(1).allGather(Tensor.of(new int[] {-5}), Tensor.of(new int[2]));
+                    comms.get(1).allGather(Tensor.of(new int[] {-5, 0}), Tensor.of(new int[4]));
                     comms.get(1).barrier();
                     return null;
                 } catch (Throwable t) {
@@ -369,6 +369,35 @@ class FirstHourApiTest {
             assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "rank 1 heard of it only at its deadline");
         } finally {
             TransportKind.closeAll(comms);
+        }
+    }
+
+    /**
+     * A gatherV whose root is out of range, or differs, on one rank, or an allGatherV of null data on one rank, fails
+     * on every rank at once naming that rank, and the communicator goes on: the rank refused alone before the
+     * exchange of lengths, and its peers waited in it until their deadline.
+     */
+    @Test
+    void aBadRootOrNullDataOnOneRankFailsTheVariableCallsOnEveryRank() {
+        List<String> messages = Jccl.runThreads(3, c -> {
+            StringBuilder all = new StringBuilder();
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> c.gatherV(new byte[2], c.rank() == 2 ? 3 : 0)).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> c.gatherV(new byte[2], c.rank() == 1 ? 2 : 0)).getMessage()).append('\n');
+            all.append(assertThrows(IllegalArgumentException.class,
+                    () -> c.allGatherV(c.rank() == 1 ? null : new byte[1])).getMessage()).append('\n');
+            byte[][] ok = c.allGatherV(new byte[] {(byte) c.rank()}); // the communicator goes on
+            all.append(ok[2][0]);
+            return all.toString();
+        });
+        for (int r = 0; r < 3; r++) {
+            String[] m = messages.get(r).split("\n");
+            assertTrue(m[0].startsWith("rank " + r + ": gatherV refused on every rank: rank 2 named root 3, not in "
+                    + "[0, 3)"), m[0]);
+            assertTrue(m[1].contains("rank 1 named root 2 where rank 0 named 0"), m[1]);
+            assertTrue(m[2].contains("allGatherV refused on every rank: rank 1 passed null data"), m[2]);
+            assertEquals("2", m[3]);
         }
     }
 

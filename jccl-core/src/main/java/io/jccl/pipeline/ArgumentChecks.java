@@ -23,6 +23,11 @@ final class ArgumentChecks {
         this.size = size;
     }
 
+    /** A refusal of a bad argument, naming this rank (the peers' messages name it too, when they wait for it). */
+    private IllegalArgumentException bad(String what) {
+        return new IllegalArgumentException("rank " + rank + ": " + what);
+    }
+
     void allReduce(Tensor t, ReduceOp op) {
         requireTensor(OpType.ALL_REDUCE, t, "tensor");
         requireOp(OpType.ALL_REDUCE, op, t.dtype());
@@ -31,20 +36,20 @@ final class ArgumentChecks {
     /** Returns the elements of all {@code tensors}, which share one dtype. */
     int allReduceCoalesced(List<Tensor> tensors, ReduceOp op) {
         if (tensors == null || tensors.isEmpty()) {
-            throw new IllegalArgumentException("allReduceCoalesced: no tensors");
+            throw bad("allReduceCoalesced: no tensors");
         }
         DataType dt = tensors.get(0) == null ? null : tensors.get(0).dtype();
         long total = 0;
         for (Tensor t : tensors) {
             requireTensor(OpType.ALL_REDUCE, t, "a tensor");
             if (t.dtype() != dt) {
-                throw new IllegalArgumentException("allReduceCoalesced: every tensor must have one dtype: "
+                throw bad("allReduceCoalesced: every tensor must have one dtype: "
                         + dt + " and " + t.dtype());
             }
             total += t.count();
         }
         if (total > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException("allReduceCoalesced: " + total + " elements in all exceed one buffer");
+            throw bad("allReduceCoalesced: " + total + " elements in all exceed one buffer");
         }
         requireOp(OpType.ALL_REDUCE, op, dt);
         return (int) total;
@@ -69,7 +74,7 @@ final class ArgumentChecks {
         requireSameType(OpType.REDUCE_SCATTER, in, out);
         requireOp(OpType.REDUCE_SCATTER, op, in.dtype());
         if (in.count() % size != 0) {
-            throw new IllegalArgumentException("reduceScatter input must hold a multiple of the world size ("
+            throw bad("reduceScatter input must hold a multiple of the world size ("
                     + size + ") elements, got " + in.count());
         }
         requireCount(OpType.REDUCE_SCATTER, "output", out, in.count() / size,
@@ -80,10 +85,6 @@ final class ArgumentChecks {
         requireTensor(OpType.REDUCE, t, "tensor");
         requireRoot(OpType.REDUCE, root);
         requireOp(OpType.REDUCE, op, t.dtype());
-    }
-
-    void gatherV(int root) {
-        requireRoot(OpType.GATHER, root);
     }
 
     /** The output matters on the root only. */
@@ -115,16 +116,16 @@ final class ArgumentChecks {
         requireTensor(OpType.ALL_TO_ALL, out, "output");
         requireSameType(OpType.ALL_TO_ALL, in, out);
         if (in.count() % size != 0) {
-            throw new IllegalArgumentException("allToAll input must hold a multiple of the world size (" + size
+            throw bad("allToAll input must hold a multiple of the world size (" + size
                     + ") elements, got " + in.count());
         }
         requireCount(OpType.ALL_TO_ALL, "output", out, in.count(), "the input's count", 0, 0);
     }
 
     /** Checked after the operation's own arguments. */
-    static void options(OpType op, CollectiveOptions options) {
+    void options(OpType op, CollectiveOptions options) {
         if (options == null) {
-            throw new IllegalArgumentException(op.label() + " options are null; use CollectiveOptions.DEFAULT");
+            throw bad(op.label() + " options are null; use CollectiveOptions.DEFAULT");
         }
     }
 
@@ -141,47 +142,47 @@ final class ArgumentChecks {
 
     // ------------------------------------------------------------------ the checks
 
-    private static void requireTensor(OpType op, Tensor t, String what) {
+    private void requireTensor(OpType op, Tensor t, String what) {
         if (t == null) {
-            throw new IllegalArgumentException(op.label() + ": " + what + " is null");
+            throw bad(op.label() + ": " + what + " is null");
         }
     }
 
-    private static void requireSameType(OpType op, Tensor a, Tensor b) {
+    private void requireSameType(OpType op, Tensor a, Tensor b) {
         if (a.dtype() != b.dtype()) {
-            throw new IllegalArgumentException(op.label() + ": input and output dtypes differ: input="
+            throw bad(op.label() + ": input and output dtypes differ: input="
                     + a.dtype() + ", output=" + b.dtype());
         }
     }
 
     /** {@code why} is a format of {@code x} and {@code y}, made into the message only on failure (no garbage). */
-    private static void requireCount(OpType op, String what, Tensor t, long expected, String why, long x, long y) {
+    private void requireCount(OpType op, String what, Tensor t, long expected, String why, long x, long y) {
         if (t.count() != expected) {
-            throw new IllegalArgumentException(op.label() + ": " + what + " must hold " + expected + " elements ("
+            throw bad(op.label() + ": " + what + " must hold " + expected + " elements ("
                     + String.format(why, x, y) + "), got " + t.count());
         }
     }
 
-    private static void requireOp(OpType op, ReduceOp r, DataType dtype) {
+    private void requireOp(OpType op, ReduceOp r, DataType dtype) {
         if (r == null) {
-            throw new IllegalArgumentException(op.label() + ": reduce op is null");
+            throw bad(op.label() + ": reduce op is null");
         }
         if (!r.supports(dtype)) {
-            throw new IllegalArgumentException(op.label() + ": reduce op " + r + " is not defined for " + dtype
+            throw bad(op.label() + ": reduce op " + r + " is not defined for " + dtype
                     + "; bitwise ops need an integer type");
         }
     }
 
     private void requireRoot(OpType op, int root) {
         if (root < 0 || root >= size) {
-            throw new IllegalArgumentException(op.label() + ": root must be in [0, " + size + "), got " + root);
+            throw bad(op.label() + ": root must be in [0, " + size + "), got " + root);
         }
     }
 
     private void requirePeer(OpType op, int peer, String what) {
         if (peer < 0 || peer >= size || peer == rank) {
-            throw new IllegalArgumentException(op.label() + ": " + what + " must be another rank in [0, " + size
-                    + "), got " + peer + " on rank " + rank);
+            throw bad(op.label() + ": " + what + " must be another rank in [0, " + size
+                    + "), got " + peer);
         }
     }
 }

@@ -103,7 +103,12 @@ final class CallFactory {
         List<Tensor> parts = tensors == null ? null : Arrays.asList(tensors.toArray(new Tensor[0]));
         int n = checks.allReduceCoalesced(parts, op);
         DataType dt = parts.get(0).dtype();
-        return prepare(OpType.ALL_REDUCE, dt, n, -1, op, o, (p, call, algorithm) -> {
+        int[] counts = new int[parts.size()];
+        for (int i = 0; i < counts.length; i++) {
+            counts[i] = parts.get(i).count();
+        }
+        // the list's layout in the signature: another split of the same total on a peer is a mismatch
+        return prepare(OpType.ALL_REDUCE, dt, n, io.jccl.step.Signature.layoutTag(counts), op, o, (p, call, algorithm) -> {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
             for (Tensor t : parts) {
@@ -422,7 +427,7 @@ final class CallFactory {
 
     private PreparedCall prepare(OpType op, DataType dtype, long count, int root, ReduceOp reduceOp,
                                  CollectiveOptions options, PreparedCall.Body body, Tensor in, Tensor out) {
-        ArgumentChecks.options(op, options);
+        checks.options(op, options);
         Algorithm algorithm = choose(op, dtype, count, options.algorithm());
         CollectiveAlgorithm implementation = registry.get(op, algorithm);
         String unsupported = implementation.unsupported(topology());

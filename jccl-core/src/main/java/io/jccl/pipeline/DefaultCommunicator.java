@@ -309,9 +309,7 @@ public final class DefaultCommunicator implements Communicator {
 
     @Override
     public byte[][] allGatherV(byte[] data) {
-        Objects.requireNonNull(data, "data");
-        int[] lengths = new int[size()];
-        allGather(Tensor.of(new int[] {data.length}), Tensor.of(lengths));
+        int[] lengths = lengths("allGatherV", data, 0);
         byte[][] out = new byte[size()][];
         execution.runSync(calls.allGatherV(data, lengths, out));
         return out;
@@ -319,13 +317,42 @@ public final class DefaultCommunicator implements Communicator {
 
     @Override
     public byte[][] gatherV(byte[] data, int root) {
-        Objects.requireNonNull(data, "data");
-        calls.checks().gatherV(root);
-        int[] lengths = new int[size()];
-        allGather(Tensor.of(new int[] {data.length}), Tensor.of(lengths));
+        int[] lengths = lengths("gatherV", data, root);
         byte[][] out = rank() == root ? new byte[size()][] : null;
         execution.runSync(calls.gatherV(data, lengths, out, root));
         return out;
+    }
+
+    /**
+     * The first call of {@code what} (allGatherV, gatherV): every rank's length and root, exchanged before any check,
+     * so that a rank whose data is null or whose root is out of range or differs is refused on every rank alike,
+     * naming it, with an {@link IllegalArgumentException} that leaves the communicator usable (a rank that refused
+     * alone left its peers waiting in this exchange until their deadline). Returns the lengths.
+     */
+    private int[] lengths(String what, byte[] data, int root) {
+        int p = size();
+        int[] all = new int[2 * p];
+        allGather(Tensor.of(new int[] {data == null ? -1 : data.length, root}), Tensor.of(all));
+        java.util.List<String> refused = new java.util.ArrayList<>();
+        int[] lengths = new int[p];
+        for (int r = 0; r < p; r++) {
+            lengths[r] = all[2 * r];
+            int theirs = all[2 * r + 1];
+            if (lengths[r] == -1) {
+                refused.add("rank " + r + " passed null data");
+            }
+            if (theirs < 0 || theirs >= p) {
+                refused.add("rank " + r + " named root " + theirs + ", not in [0, " + p + ")");
+            } else if (theirs != all[1]) {
+                refused.add("rank " + r + " named root " + theirs + " where rank 0 named " + all[1]);
+            }
+        }
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException("rank " + rank() + ": " + what + " refused on every rank: "
+                    + String.join("; ", refused.subList(0, Math.min(8, refused.size())))
+                    + (refused.size() > 8 ? "; and " + (refused.size() - 8) + " more" : ""));
+        }
+        return lengths;
     }
 
     @Override

@@ -129,6 +129,9 @@ public final class Signature {
             return diff("count", Long.toString(count), Long.toString(h.count()));
         }
         if (h.root() != root) {
+            if (op == OpType.ALL_REDUCE) { // the root field of an allreduce tags an allReduceCoalesced's layout
+                return diff("layout", layoutName(root), layoutName(h.root()));
+            }
             return diff(op == OpType.SEND || op == OpType.RECV ? "tag" : "root", Integer.toString(root),
                     Integer.toString(h.root()));
         }
@@ -145,6 +148,23 @@ public final class Signature {
 
     private static String[] diff(String field, String local, String peer) {
         return new String[] {field, local, peer};
+    }
+
+    /**
+     * The root field of an allReduceCoalesced of tensors of {@code counts} elements: a tag of the list's layout, -2
+     * or less (an allreduce's own root is -1), so that ranks whose lists split the same total otherwise fail with a
+     * mismatch rather than summing one tensor's elements into another's.
+     */
+    public static int layoutTag(int[] counts) {
+        int h = counts.length;
+        for (int c : counts) {
+            h = 31 * h + c;
+        }
+        return -2 - (h & 0x3FFFFFFF);
+    }
+
+    private static String layoutName(int root) {
+        return root == -1 ? "one tensor (allReduce)" : "tensors of layout tag " + root + " (allReduceCoalesced)";
     }
 
     private static String opName(int id) {
