@@ -14,7 +14,8 @@ import io.jccl.instrument.TrafficCounters;
  * <p>Each collective has a synchronous form and an {@code ...Async} form returning a {@link Work}; all of a
  * communicator's collectives execute in call order. Tensors are modified in place where the operation has one
  * buffer ({@code allReduce}, {@code broadcast}, {@code reduce}); an asynchronous call owns its tensors until its
- * work completes.
+ * work completes. Calls may come from several threads: collectives run in the order their calls took their sequence
+ * numbers, and sends (receives) with one peer in the order their calls took their numbers with that peer.
  */
 public interface Communicator extends AutoCloseable {
 

@@ -327,4 +327,59 @@ class AsyncAndBuffersTest {
             assertTrue(a.reason().contains("boom on rank 1"));
         }
     }
+
+    /**
+     * Sends and receives of several threads with one peer, synchronous and asynchronous mixed: each took its number
+     * before, and outside, the lock that queued it, so a later number could go out first and the receiver failed a
+     * correct program with a mismatch in the sequence. Numbers are now taken where the order is decided.
+     */
+    @org.junit.jupiter.api.Test
+    void pointToPointFromSeveralThreadsKeepsItsNumbersInOrder() {
+        int threads = 4;
+        int each = 300;
+        List<long[]> sums = Jccl.runThreads(2, comm -> {
+            long[] sum = new long[1];
+            List<Thread> ts = new ArrayList<>();
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                Thread th = new Thread(() -> {
+                    try {
+                        for (int k = 0; k < each; k++) {
+                            int[] v = {id * each + k};
+                            if (comm.rank() == 0) {
+                                if (k % 2 == 0) {
+                                    comm.send(Tensor.of(v), 1, 0);
+                                } else {
+                                    comm.isend(Tensor.of(v), 1, 0).await();
+                                }
+                            } else {
+                                if (k % 3 == 0) {
+                                    comm.irecv(Tensor.of(v), 0, 0).await();
+                                } else {
+                                    comm.recv(Tensor.of(v), 0, 0);
+                                }
+                                synchronized (sum) {
+                                    sum[0] += v[0];
+                                }
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                });
+                ts.add(th);
+                th.start();
+            }
+            for (Thread th : ts) {
+                th.join();
+            }
+            if (!failures.isEmpty()) {
+                throw new AssertionError("rank " + comm.rank() + ": " + failures.get(0), failures.get(0));
+            }
+            return sum;
+        });
+        long n = (long) threads * each;
+        assertEquals(n * (n - 1) / 2, sums.get(1)[0], "every value sent arrived once");
+    }
 }

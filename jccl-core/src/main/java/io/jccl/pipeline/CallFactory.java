@@ -141,8 +141,17 @@ final class CallFactory {
     }
 
     PreparedCall allGather(Tensor in, Tensor out, CollectiveOptions o) {
+        return allGather(in, out, o, -1);
+    }
+
+    /**
+     * An allgather whose signature's root is {@code exchange}: -1 for a user's, or one of the tags of the exchanges
+     * jccl makes for itself ({@link io.jccl.step.Signature#EXCHANGE_SPLIT} and after), which then pair only with
+     * their own kind.
+     */
+    PreparedCall allGather(Tensor in, Tensor out, CollectiveOptions o, int exchange) {
         checks.allGather(in, out);
-        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), -1, null, o, copyingBody, in, out);
+        return prepare(OpType.ALL_GATHER, in.dtype(), in.count(), exchange, null, o, copyingBody, in, out);
     }
 
     /**

@@ -225,6 +225,12 @@ public final class DefaultCommunicator implements Communicator {
         execution.runSync(calls.allGather(input, output, options));
     }
 
+    /** An allgather of jccl's own, tagged {@code exchange} ({@link CallFactory#allGather(Tensor, Tensor,
+     * CollectiveOptions, int)}). */
+    void exchange(Tensor input, Tensor output, int exchange) {
+        execution.runSync(calls.allGather(input, output, CollectiveOptions.DEFAULT, exchange));
+    }
+
     @Override
     public Work allGatherAsync(Tensor input, Tensor output, CollectiveOptions options) {
         return execution.runAsync(calls.allGather(input, output, options));
@@ -332,7 +338,8 @@ public final class DefaultCommunicator implements Communicator {
     private int[] lengths(String what, byte[] data, int root) {
         int p = size();
         int[] all = new int[2 * p];
-        allGather(Tensor.of(new int[] {data == null ? -1 : data.length, root}), Tensor.of(all));
+        exchange(Tensor.of(new int[] {data == null ? -1 : data.length, root}), Tensor.of(all),
+                io.jccl.step.Signature.EXCHANGE_LENGTHS);
         java.util.List<String> refused = new java.util.ArrayList<>();
         int[] lengths = new int[p];
         for (int r = 0; r < p; r++) {

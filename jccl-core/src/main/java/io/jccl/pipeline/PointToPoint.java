@@ -81,47 +81,78 @@ final class PointToPoint {
     void send(Tensor tensor, int dst, int tag) {
         checks.send(tensor, dst);
         failures.checkUsable(OpType.SEND);
-        if (pendingSends.get(dst) > 0) {
-            isend(tensor, dst, tag).await(); // behind the asynchronous sends to dst queued before it
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        long seq = inline(true, dst, done);
+        if (seq < 0) {
+            isend(tensor, dst, tag).await(); // behind the sends to dst in flight or queued before it
             return;
         }
-        doSend(tensor, dst, tag, sent.getAndIncrement(dst));
+        try {
+            doSend(tensor, dst, tag, seq);
+        } finally {
+            pendingSends.decrementAndGet(dst);
+            done.complete(null);
+        }
     }
 
     Work isend(Tensor tensor, int dst, int tag) {
         checks.send(tensor, dst);
         failures.checkUsable(OpType.SEND);
-        long seq = sent.getAndIncrement(dst);
-        return submit(true, dst, () -> doSend(tensor, dst, tag, seq));
+        return submit(true, dst, seq -> () -> doSend(tensor, dst, tag, seq));
     }
 
     void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {
         checks.recv(tensor, src, options);
         failures.checkUsable(OpType.RECV);
-        if (pendingRecvs.get(src) > 0) {
-            long seq = received.getAndIncrement(src);
-            submit(false, src, () -> doRecv(tensor, src, tag, options, seq)).await();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        long seq = inline(false, src, done);
+        if (seq < 0) {
+            submit(false, src, n -> () -> doRecv(tensor, src, tag, options, n)).await();
             return;
         }
-        doRecv(tensor, src, tag, options, received.getAndIncrement(src));
+        try {
+            doRecv(tensor, src, tag, options, seq);
+        } finally {
+            pendingRecvs.decrementAndGet(src);
+            done.complete(null);
+        }
     }
 
     Work irecv(Tensor tensor, int src, int tag) {
         checks.recv(tensor, src, CollectiveOptions.DEFAULT);
         failures.checkUsable(OpType.RECV);
-        long seq = received.getAndIncrement(src);
-        return submit(false, src, () -> doRecv(tensor, src, tag, CollectiveOptions.DEFAULT, seq));
+        return submit(false, src, seq -> () -> doRecv(tensor, src, tag, CollectiveOptions.DEFAULT, seq));
     }
 
-    /** Queues {@code op} after the asynchronous operations with {@code peer} in its direction. */
-    private Work submit(boolean send, int peer, Runnable op) {
+    /**
+     * A synchronous operation with {@code peer} runs on the caller's thread when nothing with that peer in its
+     * direction is in flight or queued: then it takes its number, counts as in flight and becomes the tail that
+     * later operations queue behind ({@code done}, completed by the caller after it), all under the lock that
+     * queues the asynchronous ones, so that operations of several threads go out in the order of their numbers.
+     * Returns its number, or -1: it must queue.
+     */
+    private synchronized long inline(boolean send, int peer, CompletableFuture<Void> done) {
+        AtomicIntegerArray pending = send ? pendingSends : pendingRecvs;
+        if (pending.get(peer) > 0) {
+            return -1;
+        }
+        pending.incrementAndGet(peer);
+        (send ? sendTail : recvTail)[peer] = done;
+        return (send ? sent : received).getAndIncrement(peer);
+    }
+
+    /**
+     * Queues the operation {@code op} makes of its number after the operations with {@code peer} in its direction;
+     * its number is taken under the lock that orders the queue, so numbers and queue agree whatever the threads.
+     */
+    private Work submit(boolean send, int peer, java.util.function.LongFunction<Runnable> make) {
         CompletableFuture<Void> future = new CompletableFuture<>();
         AtomicIntegerArray pending = send ? pendingSends : pendingRecvs;
-        pending.incrementAndGet(peer);
+        Runnable[] op = new Runnable[1];
         Runnable task = () -> {
             Throwable failure = null;
             try {
-                op.run();
+                op[0].run();
             } catch (Throwable t) {
                 failure = t;
             }
@@ -135,10 +166,11 @@ final class PointToPoint {
         };
         synchronized (this) {
             if (shutDown) {
-                pending.decrementAndGet(peer);
                 future.completeExceptionally(closed(send));
                 return new Work(future);
             }
+            pending.incrementAndGet(peer);
+            op[0] = make.apply((send ? sent : received).getAndIncrement(peer));
             if (pool == null) {
                 String name = "jccl-rank-" + transport.rank() + "-p2p";
                 pool = Executors.newCachedThreadPool(r -> {

@@ -58,7 +58,7 @@ final class SubGroups {
         synchronized (exchange) {
             // a bad color is checked after the exchange, so that every rank fails naming the rank that gave it
             // (checked before, that rank alone failed and the others waited in the exchange until their deadline)
-            parent.allGather(Tensor.of(mine), Tensor.of(all));
+            exchange(Tensor.of(mine), Tensor.of(all), io.jccl.step.Signature.EXCHANGE_SPLIT);
             for (int r = 0; r < p; r++) {
                 if (all[2 * r] < Communicator.UNDEFINED) {
                     String who = r == transport.rank() ? "this rank (" + r + ")" : "rank " + r;
@@ -156,7 +156,7 @@ final class SubGroups {
             mine[i] = digest.getLong();
         }
         long[] all = new long[GROUP_WORDS * p];
-        parent.allGather(Tensor.of(mine), Tensor.of(all));
+        exchange(Tensor.of(mine), Tensor.of(all), io.jccl.step.Signature.EXCHANGE_NEW_GROUP);
         for (int r = 0; r < p; r++) {
             long what = all[GROUP_WORDS * r];
             if (what != 0) {
@@ -241,5 +241,14 @@ final class SubGroups {
             id = 1;
         }
         return id == 0 || id == parentId ? id + 1 : id;
+    }
+
+    /** An allgather of the parent's, tagged as {@code exchange} where the parent is jccl's own communicator. */
+    private void exchange(Tensor mine, Tensor all, int exchange) {
+        if (parent instanceof DefaultCommunicator) {
+            ((DefaultCommunicator) parent).exchange(mine, all, exchange);
+        } else {
+            parent.allGather(mine, all);
+        }
     }
 }

@@ -610,12 +610,15 @@ public final class CollectiveCall {
      */
     public void cancelOutstanding() {
         java.util.concurrent.ConcurrentLinkedQueue<CollectiveCall> detached = tally.detachedCalls;
-        if (detached != null) {
-            for (CollectiveCall d; (d = detached.poll()) != null; ) {
-                d.cancelOutstanding();
+        try {
+            if (detached != null) {
+                for (CollectiveCall d; (d = detached.poll()) != null; ) {
+                    d.cancelOutstanding(); // should one throw, the finally still cancels this call's own
+                }
             }
+        } finally {
+            cancelPosted();
         }
-        cancelPosted();
     }
 
     /**

@@ -132,6 +132,9 @@ public final class Signature {
             if (op == OpType.ALL_REDUCE) { // the root field of an allreduce tags an allReduceCoalesced's layout
                 return diff("layout", layoutName(root), layoutName(h.root()));
             }
+            if (op == OpType.ALL_GATHER) { // and an allgather's, the exchange it is
+                return diff("exchange", exchangeName(root), exchangeName(h.root()));
+            }
             return diff(op == OpType.SEND || op == OpType.RECV ? "tag" : "root", Integer.toString(root),
                     Integer.toString(h.root()));
         }
@@ -161,6 +164,28 @@ public final class Signature {
             h = 31 * h + c;
         }
         return -2 - (h & 0x3FFFFFFF);
+    }
+
+    /**
+     * The root field of the allgathers jccl makes for itself, so that none of them pairs with a user's allGather of
+     * the same shape or with another of them (split's colours and keys with allGatherV's lengths, two ints each):
+     * {@code split}'s colours and keys, {@code newGroup}'s lists, the lengths (and roots) of {@code allGatherV} and
+     * {@code gatherV}. A user's allGather has -1.
+     */
+    public static final int EXCHANGE_SPLIT = -3;
+    /** See {@link #EXCHANGE_SPLIT}. */
+    public static final int EXCHANGE_NEW_GROUP = -4;
+    /** See {@link #EXCHANGE_SPLIT}. */
+    public static final int EXCHANGE_LENGTHS = -5;
+
+    private static String exchangeName(int root) {
+        switch (root) {
+            case -1: return "a user's allGather";
+            case EXCHANGE_SPLIT: return "split's exchange of colours and keys";
+            case EXCHANGE_NEW_GROUP: return "newGroup's exchange of member lists";
+            case EXCHANGE_LENGTHS: return "allGatherV's or gatherV's exchange of lengths";
+            default: return "root " + root;
+        }
     }
 
     private static String layoutName(int root) {
