@@ -53,11 +53,19 @@ public final class AnalyzeCommand implements Callable<Integer> {
             this.seq = e.path("collective_seq_id").asLong(-1);
             this.op = e.path("profiling_name").asText("").replace("jccl:", "");
             this.signature = op + " " + e.path("input_dtypes").toString() + " x " + e.path("input_sizes").toString()
-                    + (e.has("root") && e.path("root").asInt(-1) >= 0 ? " root " + e.path("root").asInt() : "");
+                    + root(e.path("root").asInt(-1));
             this.state = e.path("state").asText("");
             this.waitingFor = e.path("waiting_for_rank").asLong(-1);
             this.step = e.path("waiting_at_step").asLong(-1);
             this.error = e.path("error").isMissingNode() ? null : e.path("error").asText();
+        }
+
+        /**
+         * The root field in a call's signature: a root, or a tag (an allReduceCoalesced's layout, -2 or less; the kind
+         * of one of jccl's own allgathers, -3 to -5), which must agree as a root must; nothing for -1.
+         */
+        private static String root(int root) {
+            return root >= 0 ? " root " + root : root == -1 ? "" : " tag " + root;
         }
     }
 

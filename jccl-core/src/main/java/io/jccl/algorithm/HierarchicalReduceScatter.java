@@ -40,7 +40,8 @@ public final class HierarchicalReduceScatter extends HierarchicalAlgorithm {
         int hosts = at.hosts();
         int l = at.local.length;
         // the input stays as it was (and may hold the output): the host's ring reads it as the base of its
-        // reductions (HostLayout.ringOfGroups), which write the blocks this rank sums into the work buffer
+        // reductions (HostLayout.ringOfGroups), which write the blocks this rank sums into the work buffer; the last
+        // step across hosts writes this rank's own block into the output
         Buf input = operands.input();
         Buf work = call.scratchLike(input, input.count());
         int[][] hostGroups = new int[l][hosts]; // local rank k gathers the sums of the blocks of local index k

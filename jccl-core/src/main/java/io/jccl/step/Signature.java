@@ -155,10 +155,13 @@ public final class Signature {
 
     /**
      * The root field of an allReduceCoalesced of tensors of {@code counts} elements: a tag of the list's layout, -2
-     * or less (an allreduce's own root is -1), so that ranks whose lists split the same total otherwise fail with a
+     * or less (an allreduce's own root is -1, which a list of one tensor keeps), so that ranks whose lists split the same total otherwise fail with a
      * mismatch rather than summing one tensor's elements into another's.
      */
     public static int layoutTag(int[] counts) {
+        if (counts.length == 1) {
+            return -1; // one tensor: the same call as an allreduce of it
+        }
         int h = counts.length;
         for (int c : counts) {
             h = 31 * h + c;
