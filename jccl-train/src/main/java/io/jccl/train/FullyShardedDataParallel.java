@@ -138,13 +138,23 @@ public final class FullyShardedDataParallel {
     }
 
     /**
-     * That every rank gave the same {@code globalRows} and that the ranks' {@code rows} add up to it: an allgather of
-     * two ints per rank, so that every rank reaches the same verdict and names the same ranks.
+     * That every rank gave the same {@code globalRows} and that the ranks' {@code rows} add up to it: an allGatherV
+     * of two ints per rank (its exchange is tagged as jccl's own, so it never pairs with a user's allgather of the
+     * same shape), so that every rank reaches the same verdict and names the same ranks.
      */
     private void checkGlobalBatch(int rows, int globalRows) {
         int p = comm.size();
         int[] all = new int[2 * p];
-        comm.allGather(io.jccl.Tensor.of(new int[] {rows, globalRows}), io.jccl.Tensor.of(all));
+        byte[][] sent = comm.allGatherV(java.nio.ByteBuffer.allocate(8).putInt(rows).putInt(globalRows).array());
+        for (int r = 0; r < p; r++) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(sent[r]);
+            if (sent[r].length != 8) {
+                throw new IllegalArgumentException("rank " + comm.rank() + ": FullyShardedDataParallel.step: rank " + r
+                        + " sent " + sent[r].length + " bytes for its rows and globalRows, not 8");
+            }
+            all[2 * r] = b.getInt();
+            all[2 * r + 1] = b.getInt();
+        }
         long sum = 0;
         for (int r = 0; r < p; r++) {
             sum += all[2 * r];
