@@ -57,27 +57,49 @@ public final class Bed implements AutoCloseable {
         if (link != null) {
             cmd.addAll(List.of("--rate", link));
         }
-        // a bench or test stopped by a signal (SIGTERM, Ctrl-C) does not unwind its try-with-resources: without this,
-        // the namespaces, links, tmpfs mounts and the processes on them stayed until the next bed's "up"
-        bed.hook = new Thread(() -> {
-            try {
-                bed.down();
-            } catch (IOException | RuntimeException | InterruptedException ignored) {
-                // exiting: nothing else to do
-            }
-        }, "jccl-bed-down");
-        Runtime.getRuntime().addShutdownHook(bed.hook);
         try {
-            bed.run(cmd);
+            bed.hook = bringUp(() -> bed.run(cmd), bed::down, "jccl-bed-down");
         } catch (IOException | RuntimeException | InterruptedException e) {
-            try {
-                bed.close(); // whatever came up goes down
-            } catch (IOException | RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+            Files.deleteIfExists(script);
             throw e;
         }
         return bed;
+    }
+
+    /** One step of the bed's script (up or down). */
+    @FunctionalInterface
+    public interface Step {
+        void run() throws IOException, InterruptedException;
+    }
+
+    /**
+     * Brings a bed up with {@code up}, a shutdown hook named {@code name} running {@code down} registered first: a
+     * program stopped by a signal (SIGTERM, Ctrl-C) does not unwind its try-with-resources, and without the hook the
+     * namespaces, links, tmpfs mounts and the processes on them stayed until the next bed's "up". If {@code up}
+     * fails, {@code down} takes down whatever came up and the hook goes. Returns the hook, which the bed's close
+     * removes.
+     */
+    public static Thread bringUp(Step up, Step down, String name) throws IOException, InterruptedException {
+        Thread hook = new Thread(() -> {
+            try {
+                down.run();
+            } catch (IOException | RuntimeException | InterruptedException ignored) {
+                // exiting: nothing else to do
+            }
+        }, name);
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            up.run();
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+                down.run(); // whatever came up goes down
+            } catch (IOException | RuntimeException | InterruptedException suppressed) {
+                e.addSuppressed(suppressed); // exiting (IllegalStateException: the hook takes it down), or down failed
+            }
+            throw e;
+        }
+        return hook;
     }
 
     private static Path extract() throws IOException {
@@ -238,21 +260,32 @@ public final class Bed implements AutoCloseable {
     /** Takes every host of the bed down, with every process left on it. */
     @Override
     public void close() throws IOException {
+        Thread h = hook;
+        hook = null;
+        try {
+            takeDown(h, this::down);
+        } finally {
+            Files.deleteIfExists(script);
+        }
+    }
+
+    /**
+     * A bed's close: removes its {@link #bringUp} hook (null: none) and runs {@code down}, unless the JVM is exiting,
+     * when the hook takes it down.
+     */
+    public static void takeDown(Thread hook, Step down) throws IOException {
         if (hook != null) {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException exiting) {
                 return; // the hook takes it down
             }
-            hook = null;
         }
         try {
-            down();
+            down.run();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while taking the test bed down", e);
-        } finally {
-            Files.deleteIfExists(script);
         }
     }
 }

@@ -47,25 +47,8 @@ final class TestBed implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString(), "up", Integer.toString(hosts)));
         cmd.addAll(List.of(options));
         TestBed bed = new TestBed(hosts);
-        // a test JVM killed (a fork's timeout, Ctrl-C) does not close its beds: the hook takes this one down then
-        bed.hook = new Thread(() -> {
-            try {
-                run(List.of("bash", SCRIPT.toString(), "down"));
-            } catch (IOException | InterruptedException | RuntimeException ignored) {
-                // exiting
-            }
-        }, "jccl-testbed-down");
-        Runtime.getRuntime().addShutdownHook(bed.hook);
-        try {
-            run(cmd);
-        } catch (IOException | InterruptedException | RuntimeException e) {
-            try {
-                bed.close(); // whatever came up goes down
-            } catch (IOException | RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
+        bed.hook = io.jccl.launch.Bed.bringUp(() -> run(cmd), () -> run(List.of("bash", SCRIPT.toString(), "down")),
+                "jccl-testbed-down");
         return bed;
     }
 
@@ -142,19 +125,8 @@ final class TestBed implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        if (hook != null) {
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException exiting) {
-                return; // the hook takes it down
-            }
-            hook = null;
-        }
-        try {
-            run(List.of("bash", SCRIPT.toString(), "down"));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while taking the test bed down", e);
-        }
+        Thread h = hook;
+        hook = null;
+        io.jccl.launch.Bed.takeDown(h, () -> run(List.of("bash", SCRIPT.toString(), "down")));
     }
 }
