@@ -15,6 +15,7 @@ import io.jccl.algorithm.Topology;
 import io.jccl.buffer.Buf;
 import io.jccl.reduce.Reductions;
 import io.jccl.step.CollectiveCall;
+import io.jccl.step.Signature;
 import io.jccl.transport.SharedArena;
 import io.jccl.transport.SubTransport;
 import io.jccl.transport.Transport;
@@ -108,7 +109,7 @@ final class CallFactory {
             counts[i] = parts.get(i).count();
         }
         // the list's layout in the signature: another split of the same total on a peer is a mismatch
-        return prepare(OpType.ALL_REDUCE, dt, n, io.jccl.step.Signature.layoutTag(counts), op, o, (p, call, algorithm) -> {
+        return prepare(OpType.ALL_REDUCE, dt, n, Signature.layoutTag(counts), op, o, (p, call, algorithm) -> {
             Buf flat = Buf.allocate(dt, n);
             int at = 0;
             for (Tensor t : parts) {

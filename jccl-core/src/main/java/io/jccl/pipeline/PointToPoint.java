@@ -148,29 +148,28 @@ final class PointToPoint {
     private Work submit(boolean send, int peer, java.util.function.LongFunction<Runnable> make) {
         CompletableFuture<Void> future = new CompletableFuture<>();
         AtomicIntegerArray pending = send ? pendingSends : pendingRecvs;
-        Runnable[] op = new Runnable[1];
-        Runnable task = () -> {
-            Throwable failure = null;
-            try {
-                op[0].run();
-            } catch (Throwable t) {
-                failure = t;
-            }
-            // no longer pending before anyone hears it is done: a recv made then need not queue behind it
-            pending.decrementAndGet(peer);
-            if (failure == null) {
-                future.complete(null);
-            } else {
-                future.completeExceptionally(failure);
-            }
-        };
         synchronized (this) {
             if (shutDown) {
                 future.completeExceptionally(closed(send));
                 return new Work(future);
             }
             pending.incrementAndGet(peer);
-            op[0] = make.apply((send ? sent : received).getAndIncrement(peer));
+            Runnable op = make.apply((send ? sent : received).getAndIncrement(peer));
+            Runnable task = () -> {
+                Throwable failure = null;
+                try {
+                    op.run();
+                } catch (Throwable t) {
+                    failure = t;
+                }
+                // no longer pending before anyone hears it is done: a recv made then need not queue behind it
+                pending.decrementAndGet(peer);
+                if (failure == null) {
+                    future.complete(null);
+                } else {
+                    future.completeExceptionally(failure);
+                }
+            };
             if (pool == null) {
                 String name = "jccl-rank-" + transport.rank() + "-p2p";
                 pool = Executors.newCachedThreadPool(r -> {

@@ -243,7 +243,10 @@ final class SubGroups {
         return id == 0 || id == parentId ? id + 1 : id;
     }
 
-    /** An allgather of the parent's, tagged as {@code exchange} where the parent is jccl's own communicator. */
+    /**
+     * An allgather of the parent's, tagged as {@code exchange} where the parent is jccl's own communicator (a parent
+     * of another kind, such as {@code SubGroupsTest}'s stand-in, makes a plain one).
+     */
     private void exchange(Tensor mine, Tensor all, int exchange) {
         if (parent instanceof DefaultCommunicator) {
             ((DefaultCommunicator) parent).exchange(mine, all, exchange);

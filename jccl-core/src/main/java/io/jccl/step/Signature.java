@@ -155,8 +155,8 @@ public final class Signature {
 
     /**
      * The root field of an allReduceCoalesced of tensors of {@code counts} elements: a tag of the list's layout, -2
-     * or less (an allreduce's own root is -1, which a list of one tensor keeps), so that ranks whose lists split the same total otherwise fail with a
-     * mismatch rather than summing one tensor's elements into another's.
+     * or less (an allreduce's own root is -1, which a list of one tensor keeps), so that ranks whose lists split the
+     * same total otherwise fail with a mismatch rather than summing one tensor's elements into another's.
      */
     public static int layoutTag(int[] counts) {
         if (counts.length == 1) {
