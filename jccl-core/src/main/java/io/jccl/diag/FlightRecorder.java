@@ -109,6 +109,55 @@ public final class FlightRecorder {
         public long entered() {
             return (long) ENTERED.getAcquire(this);
         }
+
+        /**
+         * The calls of this communicator that a peer refused (a bad argument of its own), by sequence number: the
+         * refusing rank (of the communicator) and its reason, as the peer's notice said
+         * ({@code ProgressExchange}); made on the first, guarded by itself.
+         */
+        private volatile java.util.Map<Long, Refusal> refusals;
+
+        /** A call a peer refused: which rank, and why. */
+        public static final class Refusal {
+            /** The rank, of the communicator, that refused the call. */
+            public final int rank;
+            /** Its refusal, as it threw it. */
+            public final String reason;
+
+            Refusal(int rank, String reason) {
+                this.rank = rank;
+                this.reason = reason;
+            }
+        }
+
+        /**
+         * Notes that rank {@code rank} (of the communicator) refused its call {@code seq}; notices of calls this
+         * rank has passed are dropped (they were refused here too, or ended here without that rank).
+         */
+        public void refused(long seq, int rank, String reason) {
+            synchronized (this) {
+                java.util.Map<Long, Refusal> m = refusals;
+                if (m == null) {
+                    m = new java.util.HashMap<>();
+                }
+                long passed = entered();
+                m.keySet().removeIf(s -> s < passed);
+                if (seq >= passed) {
+                    m.putIfAbsent(seq, new Refusal(rank, reason));
+                }
+                refusals = m;
+            }
+        }
+
+        /** The refusal of call {@code seq} a peer sent, or null (one volatile read when no peer ever refused). */
+        public Refusal refusalOf(long seq) {
+            if (refusals == null) {
+                return null;
+            }
+            synchronized (this) {
+                return refusals.get(seq);
+            }
+        }
     }
 
     private final int rank;

@@ -10,22 +10,45 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The local argument checks of every public call, on the caller's thread before anything is sent or a sequence
- * number taken: a bad argument is an {@link IllegalArgumentException} (a null {@code recv} options a
- * {@link NullPointerException}) that leaves the communicator usable.
+ * The local argument checks of every public call, on the caller's thread before anything is sent: a bad argument
+ * is an {@link IllegalArgumentException} (a null {@code recv} options a {@link NullPointerException}).
+ *
+ * <p>A collective call refused here is first handed to the {@link Refusals} (the communicator's ordered
+ * execution): it takes the call's sequence number and tells the peers, so that where every rank refused the call
+ * the communicator stays usable and in step, and where only some did, the peers that run it fail at once, naming
+ * this rank and its reason, instead of waiting for it until their deadline.
  */
 final class ArgumentChecks {
+    /** Where a refused collective call goes before its exception is thrown. */
+    interface Refusals {
+        void refused(OpType op, String reason);
+    }
+
     private final int rank;
     private final int size;
+    private volatile Refusals refusals;
 
     ArgumentChecks(int rank, int size) {
         this.rank = rank;
         this.size = size;
     }
 
-    /** A refusal of a bad argument, naming this rank (the peers' messages name it too, when they wait for it). */
-    private IllegalArgumentException bad(String what) {
-        return new IllegalArgumentException("rank " + rank + ": " + what);
+    /** Has refused collective calls go to {@code r} (set once the communicator's execution is made). */
+    void refusals(Refusals r) {
+        this.refusals = r;
+    }
+
+    /**
+     * A refusal of a bad argument of a call of {@code op}, naming this rank; a collective call's first goes to the
+     * {@link Refusals}.
+     */
+    IllegalArgumentException bad(OpType op, String what) {
+        String reason = "rank " + rank + ": " + what;
+        Refusals r = refusals;
+        if (r != null && op != OpType.SEND && op != OpType.RECV) {
+            r.refused(op, reason);
+        }
+        return new IllegalArgumentException(reason);
     }
 
     void allReduce(Tensor t, ReduceOp op) {
@@ -36,20 +59,20 @@ final class ArgumentChecks {
     /** Returns the elements of all {@code tensors}, which share one dtype. */
     int allReduceCoalesced(List<Tensor> tensors, ReduceOp op) {
         if (tensors == null || tensors.isEmpty()) {
-            throw bad("allReduceCoalesced: no tensors");
+            throw bad(OpType.ALL_REDUCE, "allReduceCoalesced: no tensors");
         }
         DataType dt = tensors.get(0) == null ? null : tensors.get(0).dtype();
         long total = 0;
         for (Tensor t : tensors) {
             requireTensor(OpType.ALL_REDUCE, t, "a tensor");
             if (t.dtype() != dt) {
-                throw bad("allReduceCoalesced: every tensor must have one dtype: "
+                throw bad(OpType.ALL_REDUCE, "allReduceCoalesced: every tensor must have one dtype: "
                         + dt + " and " + t.dtype());
             }
             total += t.count();
         }
         if (total > Integer.MAX_VALUE - 8) {
-            throw bad("allReduceCoalesced: " + total + " elements in all exceed one buffer");
+            throw bad(OpType.ALL_REDUCE, "allReduceCoalesced: " + total + " elements in all exceed one buffer");
         }
         requireOp(OpType.ALL_REDUCE, op, dt);
         return (int) total;
@@ -74,7 +97,7 @@ final class ArgumentChecks {
         requireSameType(OpType.REDUCE_SCATTER, in, out);
         requireOp(OpType.REDUCE_SCATTER, op, in.dtype());
         if (in.count() % size != 0) {
-            throw bad("reduceScatter input must hold a multiple of the world size ("
+            throw bad(OpType.REDUCE_SCATTER, "reduceScatter input must hold a multiple of the world size ("
                     + size + ") elements, got " + in.count());
         }
         requireCount(OpType.REDUCE_SCATTER, "output", out, in.count() / size,
@@ -116,7 +139,7 @@ final class ArgumentChecks {
         requireTensor(OpType.ALL_TO_ALL, out, "output");
         requireSameType(OpType.ALL_TO_ALL, in, out);
         if (in.count() % size != 0) {
-            throw bad("allToAll input must hold a multiple of the world size (" + size
+            throw bad(OpType.ALL_TO_ALL, "allToAll input must hold a multiple of the world size (" + size
                     + ") elements, got " + in.count());
         }
         requireCount(OpType.ALL_TO_ALL, "output", out, in.count(), "the input's count", 0, 0);
@@ -125,7 +148,7 @@ final class ArgumentChecks {
     /** Checked after the operation's own arguments. */
     void options(OpType op, CollectiveOptions options) {
         if (options == null) {
-            throw bad(op.label() + " options are null; use CollectiveOptions.DEFAULT");
+            throw bad(op, op.label() + " options are null; use CollectiveOptions.DEFAULT");
         }
     }
 
@@ -144,13 +167,13 @@ final class ArgumentChecks {
 
     private void requireTensor(OpType op, Tensor t, String what) {
         if (t == null) {
-            throw bad(op.label() + ": " + what + " is null");
+            throw bad(op, op.label() + ": " + what + " is null");
         }
     }
 
     private void requireSameType(OpType op, Tensor a, Tensor b) {
         if (a.dtype() != b.dtype()) {
-            throw bad(op.label() + ": input and output dtypes differ: input="
+            throw bad(op, op.label() + ": input and output dtypes differ: input="
                     + a.dtype() + ", output=" + b.dtype());
         }
     }
@@ -158,30 +181,30 @@ final class ArgumentChecks {
     /** {@code why} is a format of {@code x} and {@code y}, made into the message only on failure (no garbage). */
     private void requireCount(OpType op, String what, Tensor t, long expected, String why, long x, long y) {
         if (t.count() != expected) {
-            throw bad(op.label() + ": " + what + " must hold " + expected + " elements ("
+            throw bad(op, op.label() + ": " + what + " must hold " + expected + " elements ("
                     + String.format(why, x, y) + "), got " + t.count());
         }
     }
 
     private void requireOp(OpType op, ReduceOp r, DataType dtype) {
         if (r == null) {
-            throw bad(op.label() + ": reduce op is null");
+            throw bad(op, op.label() + ": reduce op is null");
         }
         if (!r.supports(dtype)) {
-            throw bad(op.label() + ": reduce op " + r + " is not defined for " + dtype
+            throw bad(op, op.label() + ": reduce op " + r + " is not defined for " + dtype
                     + "; bitwise ops need an integer type");
         }
     }
 
     private void requireRoot(OpType op, int root) {
         if (root < 0 || root >= size) {
-            throw bad(op.label() + ": root must be in [0, " + size + "), got " + root);
+            throw bad(op, op.label() + ": root must be in [0, " + size + "), got " + root);
         }
     }
 
     private void requirePeer(OpType op, int peer, String what) {
         if (peer < 0 || peer >= size || peer == rank) {
-            throw bad(op.label() + ": " + what + " must be another rank in [0, " + size
+            throw bad(op, op.label() + ": " + what + " must be another rank in [0, " + size
                     + "), got " + peer);
         }
     }

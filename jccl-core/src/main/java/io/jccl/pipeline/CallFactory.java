@@ -367,7 +367,7 @@ final class CallFactory {
      */
     PreparedCall monitoredBarrier(Duration given) {
         if (given == null || given.isNegative() || given.isZero()) {
-            throw new IllegalArgumentException("monitoredBarrier: the timeout must be positive, got " + given);
+            throw checks.bad(OpType.BARRIER, "monitoredBarrier: the timeout must be positive, got " + given);
         }
         Duration timeout = io.jccl.JcclSettings.bounded(given);
         CollectiveAlgorithm placeholder = registry.get(OpType.BARRIER, Algorithm.DISSEMINATION);
@@ -438,11 +438,16 @@ final class CallFactory {
     private PreparedCall prepare(OpType op, DataType dtype, long count, int root, ReduceOp reduceOp,
                                  CollectiveOptions options, PreparedCall.Body body, Tensor in, Tensor out) {
         checks.options(op, options);
-        Algorithm algorithm = choose(op, dtype, count, options.algorithm());
+        Algorithm algorithm;
+        try {
+            algorithm = choose(op, dtype, count, options.algorithm());
+        } catch (IllegalArgumentException e) { // an algorithm the operation lacks
+            throw checks.bad(op, e.getMessage());
+        }
         CollectiveAlgorithm implementation = registry.get(op, algorithm);
         String unsupported = implementation.unsupported(topology());
         if (unsupported != null) {
-            throw new IllegalArgumentException(op.label() + ": " + unsupported);
+            throw checks.bad(op, op.label() + ": " + unsupported);
         }
         Duration timeout = options.timeout() != null ? options.timeout() : config.timeout();
         // across hosts the cost model says whether the link or the CPU is the limit (selector() reads it once)

@@ -20,7 +20,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The one pipeline behind every public call: validate locally (IllegalArgumentException, nothing sent), take a
+ * The one pipeline behind every public call: validate locally (IllegalArgumentException, no data sent; a refused
+ * collective call still takes its sequence number and tells the peers, see {@link ArgumentChecks}), take a
  * sequence number, resolve the algorithm, wait for this call's turn (calls run in sequence order whether
  * synchronous or asynchronous), run it against the transport, and on any failure abort the communicator and
  * tell every peer.
@@ -100,6 +101,7 @@ public final class DefaultCommunicator implements Communicator {
         this.calls = new CallFactory(transport, config);
         this.execution = new OrderedExecution(transport, communicatorId, counters, failures, trace, diagnostics,
                 worldRanks(transport), calls);
+        calls.checks().refusals(execution::refuse);
         this.pointToPoint = new PointToPoint(transport, communicatorId, config, counters, calls.checks(), failures,
                 diagnostics);
         this.subGroups = new SubGroups(this, transport, communicatorId, config, trace.writer(), diagnostics);

@@ -200,6 +200,57 @@ final class OrderedExecution {
         return work;
     }
 
+    /**
+     * A collective call of {@code op} that this rank refused ({@link ArgumentChecks}; the caller throws it next). It
+     * takes the call's sequence number and passes its turn, so that where every rank refused the call they stay in
+     * step and the communicator stays usable; it tells every peer ({@link io.jccl.step.ProgressExchange#refused}), so
+     * that a peer that runs the call fails at its next look, naming this rank and {@code reason}, and the
+     * communicator fails everywhere, instead of waiting for this rank until its deadline. The flight recorder keeps
+     * the call as failed. Nothing happens on one rank, or on a communicator that can take no call.
+     */
+    void refuse(OpType op, String reason) {
+        if (transport.size() == 1) {
+            return;
+        }
+        long seq;
+        try {
+            seq = takeSequence(op);
+        } catch (RuntimeException closedOrFailed) {
+            return; // no call can run: the caller's refusal is all there is to say
+        }
+        try {
+            io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
+            recorder.failed(recorder.scheduled(communicatorId, false, op, seq, null, 0, -1, null, 0,
+                    System.nanoTime()), reason);
+            // kept here too: a peer's frame of the refused call that reaches this rank's next call says why
+            progress.refused(seq, transport.rank(), io.jccl.step.ProgressExchange.refusal(transport.rank(), op, seq,
+                    reason));
+            io.jccl.step.ProgressExchange.refused(transport, communicatorId, progress.members(), seq, op, reason);
+        } finally {
+            passTurnOf(seq);
+        }
+    }
+
+    /**
+     * Passes the turn of call {@code seq}, which will not run: now if it is its turn, else on the async thread once
+     * its turn comes (a caller does not wait for calls queued before it to refuse one).
+     */
+    private void passTurnOf(long seq) {
+        if (serving == seq) {
+            passTurn();
+            return;
+        }
+        try {
+            asyncExecutor().execute(() -> {
+                awaitTurn(seq);
+                passTurn();
+            });
+        } catch (RuntimeException closed) { // no thread (closed meanwhile): this one waits for the turn
+            awaitTurn(seq);
+            passTurn();
+        }
+    }
+
     private long takeSequence(OpType op) {
         failures.checkUsable(op);
         return nextSequence.getAndIncrement();

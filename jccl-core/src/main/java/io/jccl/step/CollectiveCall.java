@@ -684,8 +684,7 @@ public final class CollectiveCall {
         }
         String[] d = difference(h, r.expectedStep, r.expectedPhase, r.destination().count());
         if (d != null) {
-            throw new CollectiveMismatchException(self(), signature.op(), signature.sequence(), w(r.peer), d[0], d[1],
-                    d[2]);
+            throw mismatch(signature, w(r.peer), d, h);
         }
         long bytes = (long) h.payloadCount() * signature.dtype().sizeBytes();
         count(Counter.MESSAGES_RECEIVED, 1);
@@ -726,9 +725,7 @@ public final class CollectiveCall {
                 if (Streams.isCollective(stream)) {
                     checkOtherPeers(w(peer));
                 }
-                if (recorder != null) {
-                    ProgressExchange.answer(transport, recorder);
-                }
+                answerAndLook();
                 sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
             }
         } catch (InterruptedException e) {
@@ -736,6 +733,59 @@ public final class CollectiveCall {
             throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self() + ": "
                     + signature.op().label() + " #" + signature.sequence() + " interrupted while waiting for rank "
                     + w(peer) + " at " + describeStep(r.expectedStep, r.expectedPhase), e);
+        }
+    }
+
+    /**
+     * The mismatch {@code d} (field, this rank's value, the peer's) of this call ({@code sig}) with transport rank
+     * {@code peer}, whose header is {@code theirs} (null: unknown); but where a refusal explains it (a bad argument,
+     * {@link ProgressExchange#refused}), the refusal, which says why:
+     * <ul>
+     *   <li>a peer refused this very call, and its next call reached this rank before a look at the notice the peer
+     *       sent first;</li>
+     *   <li>this rank refused the peer's call (an earlier sequence number), in which the peer still is.</li>
+     * </ul>
+     */
+    private RuntimeException mismatch(Signature sig, int peer, String[] d, FrameHeader theirs) {
+        try {
+            start(); // the flight recorder's progress, where refusals are kept, comes with the start
+            answerAndLook();
+            io.jccl.diag.FlightRecorder.Progress progress = recorder == null || !Streams.isCollective(stream) ? null
+                    : recorder.progressOf(Streams.communicatorOf(stream));
+            io.jccl.diag.FlightRecorder.Progress.Refusal mine = progress == null || theirs == null
+                    || theirs.sequence() >= sig.sequence() ? null : progress.refusalOf(theirs.sequence());
+            if (mine != null && mine.rank == self()) {
+                return new io.jccl.JcclException(self(), sig.op(), sig.sequence(), "rank " + self() + ": "
+                        + sig.op().label() + " #" + sig.sequence() + ": rank " + peer + " is still in call #"
+                        + theirs.sequence() + ", which this rank refused (" + mine.reason + ")", null);
+            }
+        } catch (PeerAbortedException refused) {
+            return refused;
+        } catch (RuntimeException e) {
+            // nothing to add: the mismatch stands
+        }
+        return new CollectiveMismatchException(self(), sig.op(), sig.sequence(), peer, d[0], d[1], d[2]);
+    }
+
+    /**
+     * Between two slices of a wait: answers the peers' questions ({@link ProgressExchange}) and raises the refusal of
+     * this very call by a peer (a bad argument it threw), which it will never run: a {@link PeerAbortedException}
+     * naming that rank, so that the communicator fails on every rank now rather than at this call's deadline.
+     */
+    private void answerAndLook() {
+        if (recorder == null) {
+            return;
+        }
+        ProgressExchange.answer(transport, recorder);
+        if (!Streams.isCollective(stream)) {
+            return;
+        }
+        io.jccl.diag.FlightRecorder.Progress progress = recorder.progressOf(Streams.communicatorOf(stream));
+        io.jccl.diag.FlightRecorder.Progress.Refusal refusal =
+                progress == null ? null : progress.refusalOf(signature.sequence());
+        if (refusal != null) {
+            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), refusal.rank,
+                    refusal.reason);
         }
     }
 
@@ -786,8 +836,7 @@ public final class CollectiveCall {
             String[] differs = published == null || published.sequence() != signature.sequence()
                     || published.stream() != stream ? null : signature.firstDifference(published);
             if (differs != null) {
-                throw new CollectiveMismatchException(self(), signature.op(), signature.sequence(), p, differs[0],
-                        differs[1], differs[2]);
+                throw mismatch(signature, p, differs, published);
             }
             FrameHeader h = transport.peekHeader(p, stream);
             if (h == null || h.isAbort() || h.sequence() > signature.sequence()) {
@@ -795,8 +844,7 @@ public final class CollectiveCall {
             }
             String[] d = signature.firstDifference(h);
             if (d != null) {
-                throw new CollectiveMismatchException(self(), signature.op(), signature.sequence(), p, d[0], d[1],
-                        d[2]);
+                throw mismatch(signature, p, d, h);
             }
         }
     }
@@ -951,7 +999,7 @@ public final class CollectiveCall {
             String[] d = h == null ? new String[] {"signature", "a valid header", "unreadable"}
                     : sig.firstDifference(h);
             if (d != null) {
-                throw new CollectiveMismatchException(self(), sig.op(), sig.sequence(), w(p), d[0], d[1], d[2]);
+                throw mismatch(sig, w(p), d, h);
             }
         }
     }
@@ -1004,9 +1052,7 @@ public final class CollectiveCall {
             if (Streams.isCollective(stream)) {
                 checkOtherPeers(-1);
             }
-            if (recorder != null) {
-                ProgressExchange.answer(transport, recorder);
-            }
+            answerAndLook();
             if (System.nanoTime() - deadlineNanos >= 0) {
                 throw timedOut(w(behind), step, describeStep());
             }

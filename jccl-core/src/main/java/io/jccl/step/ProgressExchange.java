@@ -29,7 +29,15 @@ import java.util.concurrent.locks.LockSupport;
  *   question: [ 0 = QUESTION, communicator id, sequence number asked about, question id ]
  *   answer:   [ 1 = ANSWER,   communicator id, last sequence number entered (-1 none, -2 unknown communicator),
  *               step waited at (-1: not waiting), rank waited for (of that communicator, -1: none), question id ]
+ *   refusal:  [ 2 = REFUSED,  communicator id, sequence number refused, operation id, n = reason's UTF-8 bytes,
+ *               the bytes, 8 to a long, little end first ... ]
  * </pre>
+ *
+ * <p>A refusal is not a question: a rank that refused a collective call (a bad argument of its own, which it
+ * throws) tells every other rank of the communicator ({@link #refused}), which notes it in its
+ * {@link FlightRecorder.Progress}; a rank that waits in that very call raises it at its next look (every slice of
+ * a wait answers questions), instead of waiting for the refusing rank until its deadline. A rank that refused the
+ * call too never runs it, so its peers' notices change nothing there.
  *
  * <p>Any thread of the asking process may read an answer off the stream (every wait of every communicator answers
  * questions, and so drains it): the question id, unique in the asking process, takes the answer to the ask that is
@@ -42,6 +50,9 @@ public final class ProgressExchange {
     public static final int STREAM = Streams.pointToPoint(CONTROL_ID);
     private static final long QUESTION = 0;
     private static final long ANSWER = 1;
+    private static final long REFUSED = 2;
+    /** The most of a refusal's reason sent, in bytes (a longer one is cut). */
+    private static final int REASON_BYTES = 2048;
     /** Question ids of this process. */
     private static final java.util.concurrent.atomic.AtomicLong QUESTIONS = new java.util.concurrent.atomic.AtomicLong();
     /** The asks in progress in this process, by question id: their answers, by world rank. */
@@ -142,12 +153,73 @@ public final class ProgressExchange {
                 } catch (RuntimeException e) {
                     // it cannot be told: it learns nothing, as if this rank had not answered
                 }
+            } else if (p[0] == REFUSED && p.length >= 5) {
+                noteRefusal(recorder, src, p);
             } else if (p[0] == ANSWER && p.length >= 6) {
                 java.util.concurrent.atomic.AtomicReferenceArray<long[]> answers = PENDING.get(p[5]);
                 if (answers != null) {
                     answers.set(src, p);
                 }
             }
+        }
+    }
+
+    /**
+     * Tells every other rank of communicator {@code comm} (ranks {@code members}, world ranks in communicator order)
+     * that this rank refused its call {@code seq} of {@code op} with {@code reason}. Waits for room at most 100 ms
+     * per peer; never throws (a peer that cannot be told waits for its deadline, as before).
+     */
+    public static void refused(Transport transport, int comm, int[] members, long seq, OpType op, String reason) {
+        Transport world = root(transport);
+        byte[] text = reason.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int n = Math.min(text.length, REASON_BYTES);
+        long[] payload = new long[5 + (n + 7) / 8];
+        payload[0] = REFUSED;
+        payload[1] = comm;
+        payload[2] = seq;
+        payload[3] = op.id();
+        payload[4] = n;
+        for (int i = 0; i < n; i++) {
+            payload[5 + i / 8] |= (text[i] & 0xFFL) << (8 * (i % 8));
+        }
+        for (int m : members) {
+            if (m == world.rank()) {
+                continue;
+            }
+            try {
+                send(world, m, payload, System.nanoTime() + 100_000_000L);
+            } catch (RuntimeException e) {
+                // a peer that is gone or cannot be told: it learns nothing from this rank
+            }
+        }
+    }
+
+    /** How a refusal reads, on the refusing rank and its peers alike. */
+    public static String refusal(int rank, OpType op, long seq, String reason) {
+        return "rank " + rank + " refused its " + op.label() + " #" + seq + ": " + reason;
+    }
+
+    /** Notes the refusal {@code p} that world rank {@code src} sent, in the progress of its communicator. */
+    private static void noteRefusal(FlightRecorder recorder, int src, long[] p) {
+        FlightRecorder.Progress progress = recorder.progressOf((int) p[1]);
+        int n = (int) Math.min(Math.max(0, p[4]), 8L * (p.length - 5));
+        if (progress == null) {
+            return; // a communicator this rank has not made yet, or has closed: it waits in no call of it
+        }
+        byte[] text = new byte[n];
+        for (int i = 0; i < n; i++) {
+            text[i] = (byte) (p[5 + i / 8] >>> (8 * (i % 8)));
+        }
+        int[] members = progress.members();
+        int rank = -1;
+        for (int i = 0; i < members.length; i++) {
+            if (members[i] == src) {
+                rank = i;
+            }
+        }
+        if (rank >= 0 && p[3] >= 0 && p[3] < OpType.values().length) {
+            progress.refused(p[2], rank, refusal(rank, OpType.fromId((int) p[3]), p[2],
+                    new String(text, java.nio.charset.StandardCharsets.UTF_8)));
         }
     }
 

@@ -1,0 +1,132 @@
+package io.jccl;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A collective call that one rank refuses (a bad argument of its own) while its peers run it. Before, the refusing
+ * rank threw alone and its peers waited for it until their deadline (30 minutes by default): now every peer that
+ * runs the call fails at its next look, naming the refusing rank, the operation and the reason, and the
+ * communicator fails on every rank. The communicators here wait 10 minutes, so a peer that waited for its deadline
+ * would outlast each test's own limit and fail it.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RefusalTest {
+    private static final Duration LONG = Duration.ofMinutes(10);
+
+    /** What one rank saw: its call's failure, then its next call's. */
+    private static final class Seen {
+        final Throwable call;
+        final Throwable next;
+
+        Seen(Throwable call, Throwable next) {
+            this.call = call;
+            this.next = next;
+        }
+    }
+
+    private static Throwable failureOf(Runnable r) {
+        try {
+            r.run();
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    /** Rank {@code refuser}'s refusal contains {@code reason}; every other rank failed naming it. */
+    private static void assertPeersNamed(List<RankHarness.Outcome<Seen>> out, int refuser, String op,
+                                         String reason) {
+        for (int r = 0; r < out.size(); r++) {
+            assertNull(out.get(r).error, "rank " + r + ": " + out.get(r).error);
+            Seen s = out.get(r).value;
+            int rank = r;
+            assertNotNull(s.call, () -> "rank " + rank + "'s call returned normally");
+            if (r == refuser) {
+                assertInstanceOf(IllegalArgumentException.class, s.call, s.call::toString);
+                assertTrue(s.call.getMessage().startsWith("rank " + r + ": ") && s.call.getMessage().contains(reason),
+                        s.call.getMessage());
+            } else {
+                PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, s.call, s.call::toString);
+                assertEquals(refuser, a.originRank(), a.getMessage());
+                assertTrue(a.getMessage().contains("rank " + refuser + " refused its " + op + " #")
+                        && a.getMessage().contains(reason), a.getMessage());
+            }
+            // the communicator failed on every rank, the refusing one too: its next call does not wait either
+            assertInstanceOf(JcclException.class, s.next, () -> "rank " + rank + ": next call: " + s.next);
+        }
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void aBadArgumentOnOneRankFailsThePeersThatRunTheCall(TransportKind kind, Algorithm algorithm) throws Exception {
+        List<RankHarness.Outcome<Seen>> out = RankHarness.run(kind, 3, LONG, algorithm, c -> {
+            float[] in = {c.rank(), 1};
+            float[] gathered = new float[c.rank() == 1 ? 5 : 6]; // rank 1's output is one short
+            Throwable call = failureOf(() -> c.allGather(Tensor.of(in), Tensor.of(gathered)));
+            return new Seen(call, failureOf(c::barrier));
+        });
+        assertPeersNamed(out, 1, "allGather", "output must hold 6 elements");
+    }
+
+    /** A rooted call whose root alone has a bad argument, and peers that come to the call after the notice. */
+    @Test
+    void aRootWithoutOutputFailsItsPeersThatComeLater() throws Exception {
+        List<RankHarness.Outcome<Seen>> out = RankHarness.run(TransportKind.TCP, 3, LONG, c -> {
+            if (c.rank() != 0) {
+                Thread.sleep(300); // the root's notice comes before the call
+            }
+            float[] in = {c.rank()};
+            Throwable call = failureOf(() -> c.gather(Tensor.of(in), c.rank() == 0 ? null : Tensor.of(new float[3]),
+                    0));
+            return new Seen(call, failureOf(() -> c.allReduce(in, ReduceOp.SUM)));
+        });
+        assertPeersNamed(out, 0, "gather", "output on the root is null");
+    }
+
+    /** An asynchronous call refused while an earlier one is queued: its turn still passes, and the peers learn. */
+    @Test
+    void anAsynchronousCallRefusedBehindAQueuedOneFailsThePeers() throws Exception {
+        List<RankHarness.Outcome<Seen>> out = RankHarness.run(TransportKind.SHM, 2, LONG, c -> {
+            float[] first = {c.rank() + 1};
+            Work w = c.allReduceAsync(Tensor.of(first), ReduceOp.SUM);
+            Throwable call = failureOf(() -> c.allReduceAsync(Tensor.of(new float[4]),
+                    c.rank() == 1 ? ReduceOp.BXOR : ReduceOp.SUM).await());
+            w.await(); // the first call, made before, ran everywhere
+            assertArrayEquals(new float[] {3}, first);
+            return new Seen(call, failureOf(c::barrier));
+        });
+        assertPeersNamed(out, 1, "allReduce", "BXOR");
+    }
+
+    /** Every rank refusing the same call keeps them in step: the communicator goes on, and no peer fails. */
+    @Test
+    void aCallEveryRankRefusesLeavesTheCommunicatorUsable() throws Exception {
+        List<RankHarness.Outcome<float[]>> out = RankHarness.run(TransportKind.TCP, 3, LONG, c -> {
+            float[] x = {c.rank(), 1};
+            assertThrows(IllegalArgumentException.class, () -> c.broadcast(x, 7));
+            Thread.sleep(c.rank() * 100L); // the notices reach ranks that wait in the next call, and later ones
+            c.allReduce(x, ReduceOp.SUM);
+            c.barrier();
+            return x;
+        });
+        for (RankHarness.Outcome<float[]> o : out) {
+            assertNull(o.error, String.valueOf(o.error));
+            assertArrayEquals(new float[] {3, 3}, o.value);
+        }
+    }
+}
