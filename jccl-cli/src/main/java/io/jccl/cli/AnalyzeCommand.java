@@ -62,7 +62,7 @@ public final class AnalyzeCommand implements Callable<Integer> {
 
         /**
          * The root field in a call's signature: a root, or a tag (an allReduceCoalesced's layout, -2 or less; the kind
-         * of one of jccl's own allgathers, -3 to -5), which must agree as a root must; nothing for -1.
+         * of one of jccl's own allgathers, -3 to -6), which must agree as a root must; nothing for -1.
          */
         private static String root(int root) {
             return root >= 0 ? " root " + root : root == -1 ? "" : " tag " + root;

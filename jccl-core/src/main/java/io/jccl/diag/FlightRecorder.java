@@ -210,7 +210,7 @@ public final class FlightRecorder {
     /**
      * Records a call as scheduled and returns its record id (-1 when the ring has no room at all). {@code rootOrPeer}
      * is the root of a rooted collective, the peer of a send or receive, the tag of an allReduceCoalesced's layout
-     * (-2 or less) or of one of jccl's own allgathers (-3 to -5; {@link io.jccl.step.Signature#EXCHANGE_SPLIT}), else
+     * (-2 or less) or of one of jccl's own allgathers (-3 to -6; {@link io.jccl.step.Signature#EXCHANGE_SPLIT}), else
      * -1. {@code nowNanos} is
      * {@code System.nanoTime()} when the call was made, or 0 for a call that runs at once (its start time serves):
      * the recorder reads no clock itself, the caller's readings serve (a clock read costs about 37 ns here, a

@@ -281,7 +281,8 @@ final class CallFactory {
      * The second call of {@code allGatherV}, once every rank knows every length ({@code lengths}): a ring in which
      * each rank's bytes travel once around, block by block (step s: rank k sends the block of rank k - s to k + 1
      * and takes that of rank k - s - 1 from k - 1). Its signature counts the longest block, which every rank
-     * computes alike; a block whose length disagrees with {@code lengths} fails the receiver's frame check. The
+     * computes alike, and its root is {@link io.jccl.step.Signature#EXCHANGE_BLOCKS}, so that it pairs with no user's
+     * allGather; a block whose length disagrees with {@code lengths} fails the receiver's frame check. The
      * arrays of {@code out} are made in the call, so that a length no array has, or no memory for one, fails the
      * communicator and tells the peers, which are in the call too.
      */
@@ -290,7 +291,7 @@ final class CallFactory {
         for (int n : lengths) {
             max = Math.max(max, n);
         }
-        return prepare(OpType.ALL_GATHER, DataType.UINT8, max, -1, null,
+        return prepare(OpType.ALL_GATHER, DataType.UINT8, max, io.jccl.step.Signature.EXCHANGE_BLOCKS, null,
                 CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING), (prepared, call, algorithm) -> {
                     checkLengths(call, "allGatherV", lengths);
                     for (int r = 0; r < lengths.length; r++) {

@@ -173,13 +173,15 @@ public final class Signature {
      * The root field of the allgathers jccl makes for itself, so that none of them pairs with a user's allGather of
      * the same shape or with another of them (split's colours and keys with allGatherV's lengths, two ints each):
      * {@code split}'s colours and keys, {@code newGroup}'s lists, the lengths (and roots) of {@code allGatherV} and
-     * {@code gatherV}. A user's allGather has -1.
+     * {@code gatherV}, and {@code allGatherV}'s blocks. A user's allGather has -1.
      */
     public static final int EXCHANGE_SPLIT = -3;
     /** See {@link #EXCHANGE_SPLIT}. */
     public static final int EXCHANGE_NEW_GROUP = -4;
     /** See {@link #EXCHANGE_SPLIT}. */
     public static final int EXCHANGE_LENGTHS = -5;
+    /** See {@link #EXCHANGE_SPLIT}. */
+    public static final int EXCHANGE_BLOCKS = -6;
 
     private static String exchangeName(int root) {
         switch (root) {
@@ -187,6 +189,7 @@ public final class Signature {
             case EXCHANGE_SPLIT: return "split's exchange of colours and keys";
             case EXCHANGE_NEW_GROUP: return "newGroup's exchange of member lists";
             case EXCHANGE_LENGTHS: return "allGatherV's or gatherV's exchange of lengths";
+            case EXCHANGE_BLOCKS: return "allGatherV's exchange of blocks";
             default: return "root " + root;
         }
     }
