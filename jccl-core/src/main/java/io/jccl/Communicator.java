@@ -9,10 +9,10 @@ import io.jccl.instrument.TrafficCounters;
  * disagrees, times out or fails makes every rank raise a {@link JcclException} that names the rank, the
  * operation, its sequence number and what went wrong, after which the communicator refuses further calls
  * ({@link CommunicatorAbortedException}). Arguments that are wrong locally raise {@link IllegalArgumentException}
- * before any data is sent. A collective call so refused still counts as that rank's call: where every rank refused
- * it, the communicator goes on; where only some did, each rank that runs the call raises a
- * {@link PeerAbortedException} naming the refusing rank and its reason as soon as it looks (within about 0.1 s),
- * not at its deadline, and the communicator fails on every rank.
+ * before any data is sent. A collective call so refused still counts as that rank's call (a retry on that rank alone
+ * is another call): where every rank refused it, the communicator goes on; where only some did, each rank that
+ * waits in the call raises a {@link PeerAbortedException} naming the refusing rank and its reason as soon as it
+ * looks (within about 0.1 s), not at its deadline, and the communicator fails on every rank.
  *
  * <p>Each collective has a synchronous form and an {@code ...Async} form returning a {@link Work}; all of a
  * communicator's collectives execute in call order. Tensors are modified in place where the operation has one

@@ -83,6 +83,49 @@ class RefusalTest {
         assertPeersNamed(out, 1, "allGather", "output must hold 6 elements");
     }
 
+    /**
+     * A non-root's refusal of a broadcast that its peers may finish without it (a leaf of the tree; the root that
+     * publishes and returns): every other rank either finishes the broadcast and the next call (everyone took the
+     * call's number, so they are in step) or fails, at the broadcast or at the next call, naming the refusing rank
+     * and its reason; never a bare mismatch, never a wait for the deadline.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("io.jccl.RankHarness#kindsAndAlgorithms")
+    void aBroadcastThatPeersMayFinishWithoutTheRefusingRankNeverMisleads(TransportKind kind, Algorithm algorithm)
+            throws Exception {
+        List<RankHarness.Outcome<Throwable>> out = RankHarness.run(kind, 3, LONG, algorithm, c -> {
+            float[] x = {c.rank() == 0 ? 7 : 0};
+            Throwable call = failureOf(() -> c.broadcast(c.rank() == 2 ? null : Tensor.of(x), 0));
+            if (c.rank() == 2) {
+                assertInstanceOf(IllegalArgumentException.class, call);
+                failureOf(c::barrier);
+                return null;
+            }
+            if (call == null) {
+                assertEquals(7f, x[0]); // finished: with the root's data
+            }
+            return call != null ? call : failureOf(c::barrier);
+        });
+        for (int r = 0; r < 2; r++) {
+            Throwable e = out.get(r).value;
+            assertNull(out.get(r).error, String.valueOf(out.get(r).error));
+            if (e != null) {
+                PeerAbortedException a = assertInstanceOf(PeerAbortedException.class, e, "rank " + r + ": " + e);
+                assertEquals(2, a.originRank(), a.getMessage());
+                assertTrue(a.getMessage().contains("rank 2 refused its broadcast #0") && a.getMessage().contains(
+                        "tensor is null"), a.getMessage());
+            }
+        }
+    }
+
+    /** monitoredBarrier's rank 0 waits for every rank's arrival: a refusal ends that wait too. */
+    @Test
+    void aMonitoredBarrierRefusedByOneRankEndsRankZerosWait() throws Exception {
+        List<RankHarness.Outcome<Seen>> out = RankHarness.run(TransportKind.SHM, 2, LONG, c -> new Seen(
+                failureOf(() -> c.monitoredBarrier(c.rank() == 1 ? Duration.ZERO : LONG)), failureOf(c::barrier)));
+        assertPeersNamed(out, 1, "barrier", "the timeout must be positive");
+    }
+
     /** A rooted call whose root alone has a bad argument, and peers that come to the call after the notice. */
     @Test
     void aRootWithoutOutputFailsItsPeersThatComeLater() throws Exception {

@@ -109,55 +109,6 @@ public final class FlightRecorder {
         public long entered() {
             return (long) ENTERED.getAcquire(this);
         }
-
-        /**
-         * The calls of this communicator that a peer refused (a bad argument of its own), by sequence number: the
-         * refusing rank (of the communicator) and its reason, as the peer's notice said
-         * ({@code ProgressExchange}); made on the first, guarded by itself.
-         */
-        private volatile java.util.Map<Long, Refusal> refusals;
-
-        /** A call a peer refused: which rank, and why. */
-        public static final class Refusal {
-            /** The rank, of the communicator, that refused the call. */
-            public final int rank;
-            /** Its refusal, as it threw it. */
-            public final String reason;
-
-            Refusal(int rank, String reason) {
-                this.rank = rank;
-                this.reason = reason;
-            }
-        }
-
-        /**
-         * Notes that rank {@code rank} (of the communicator) refused its call {@code seq}; notices of calls this
-         * rank has passed are dropped (they were refused here too, or ended here without that rank).
-         */
-        public void refused(long seq, int rank, String reason) {
-            synchronized (this) {
-                java.util.Map<Long, Refusal> m = refusals;
-                if (m == null) {
-                    m = new java.util.HashMap<>();
-                }
-                long passed = entered();
-                m.keySet().removeIf(s -> s < passed);
-                if (seq >= passed) {
-                    m.putIfAbsent(seq, new Refusal(rank, reason));
-                }
-                refusals = m;
-            }
-        }
-
-        /** The refusal of call {@code seq} a peer sent, or null (one volatile read when no peer ever refused). */
-        public Refusal refusalOf(long seq) {
-            if (refusals == null) {
-                return null;
-            }
-            synchronized (this) {
-                return refusals.get(seq);
-            }
-        }
     }
 
     private final int rank;
@@ -210,7 +161,7 @@ public final class FlightRecorder {
     /**
      * Records a call as scheduled and returns its record id (-1 when the ring has no room at all). {@code rootOrPeer}
      * is the root of a rooted collective, the peer of a send or receive, the tag of an allReduceCoalesced's layout
-     * (-2 or less) or of one of jccl's own allgathers (-3 to -6; {@link io.jccl.step.Signature#EXCHANGE_SPLIT}), else
+     * (-2 or less) or of one of jccl's own allgathers (-3 to -5; {@link io.jccl.step.Signature#EXCHANGE_SPLIT}), else
      * -1. {@code nowNanos} is
      * {@code System.nanoTime()} when the call was made, or 0 for a call that runs at once (its start time serves):
      * the recorder reads no clock itself, the caller's readings serve (a clock read costs about 37 ns here, a

@@ -417,6 +417,7 @@ public final class DefaultCommunicator implements Communicator {
             } else { // a sub-group's: its parent's recorder and transport go on, without what they kept for it
                 failure = closing(failure, () -> diagnostics.recorder().forget(communicatorId));
                 failure = closing(failure, () -> transport.forget(communicatorId));
+                failure = closing(failure, () -> io.jccl.step.ProgressExchange.forget(transport, communicatorId));
             }
             failure = closing(failure, transport::close);
         } finally {

@@ -203,10 +203,11 @@ final class OrderedExecution {
     /**
      * A collective call of {@code op} that this rank refused ({@link ArgumentChecks}; the caller throws it next). It
      * takes the call's sequence number and passes its turn, so that where every rank refused the call they stay in
-     * step and the communicator stays usable; it tells every peer ({@link io.jccl.step.ProgressExchange#refused}), so
-     * that a peer that runs the call fails at its next look, naming this rank and {@code reason}, and the
-     * communicator fails everywhere, instead of waiting for this rank until its deadline. The flight recorder keeps
-     * the call as failed. Nothing happens on one rank, or on a communicator that can take no call.
+     * step and the communicator stays usable; then it tells every peer ({@link io.jccl.step.ProgressExchange#refused}),
+     * so that a peer that runs the call fails at its next look, naming this rank and {@code reason}, and the
+     * communicator fails everywhere, instead of waiting for this rank until its deadline. Nothing happens on one
+     * rank, or on a communicator that can take no call. (The flight recorder keeps no entry: a call that every rank
+     * refused is no call, and {@code jccl analyze} would take it for the first one not every rank finished.)
      */
     void refuse(OpType op, String reason) {
         if (transport.size() == 1) {
@@ -218,22 +219,15 @@ final class OrderedExecution {
         } catch (RuntimeException closedOrFailed) {
             return; // no call can run: the caller's refusal is all there is to say
         }
-        try {
-            io.jccl.diag.FlightRecorder recorder = diagnostics.recorder();
-            recorder.failed(recorder.scheduled(communicatorId, false, op, seq, null, 0, -1, null, 0,
-                    System.nanoTime()), reason);
-            // kept here too: a peer's frame of the refused call that reaches this rank's next call says why
-            progress.refused(seq, transport.rank(), io.jccl.step.ProgressExchange.refusal(transport.rank(), op, seq,
-                    reason));
-            io.jccl.step.ProgressExchange.refused(transport, communicatorId, progress.members(), seq, op, reason);
-        } finally {
-            passTurnOf(seq);
-        }
+        passTurnOf(seq); // first: a call queued after this one waits for nothing else
+        io.jccl.step.ProgressExchange.refused(transport, diagnostics.recorder(), communicatorId, progress.members(),
+                transport.rank(), seq, op, reason);
     }
 
     /**
      * Passes the turn of call {@code seq}, which will not run: now if it is its turn, else on the async thread once
-     * its turn comes (a caller does not wait for calls queued before it to refuse one).
+     * its turn comes (a caller does not wait for calls queued before it to refuse one); on this thread if there is
+     * no async thread to be had.
      */
     private void passTurnOf(long seq) {
         if (serving == seq) {
@@ -245,7 +239,7 @@ final class OrderedExecution {
                 awaitTurn(seq);
                 passTurn();
             });
-        } catch (RuntimeException closed) { // no thread (closed meanwhile): this one waits for the turn
+        } catch (RuntimeException | Error noThread) { // closed meanwhile, or no memory for a thread
             awaitTurn(seq);
             passTurn();
         }

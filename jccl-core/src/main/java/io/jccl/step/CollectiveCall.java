@@ -511,12 +511,25 @@ public final class CollectiveCall {
         java.util.List<Integer> missing = new java.util.ArrayList<>();
         for (Receive r : posted) {
             Frame f;
+            long sliceNanos = FIRST_SLICE_NANOS;
             try {
-                f = transport.receive(w(r.peer), stream, deadline(), r);
+                // in slices, as await's: between them a peer's refusal of this call ends the wait
+                while (true) {
+                    f = transport.receive(w(r.peer), stream, Math.min(deadline(), System.nanoTime() + sliceNanos), r);
+                    if (f != null || System.nanoTime() - deadlineNanos >= 0) {
+                        break;
+                    }
+                    answerAndLook();
+                    sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
+                }
             } catch (InterruptedException e) {
+                cancelPosted();
                 Thread.currentThread().interrupt();
                 throw new io.jccl.JcclException(self(), signature.op(), signature.sequence(), "rank " + self()
                         + ": " + signature.op().label() + " #" + signature.sequence() + " interrupted", e);
+            } catch (RuntimeException e) {
+                cancelPosted();
+                throw e;
             }
             if (f == null) {
                 missing.add(r.peer);
@@ -737,30 +750,38 @@ public final class CollectiveCall {
     }
 
     /**
-     * The mismatch {@code d} (field, this rank's value, the peer's) of this call ({@code sig}) with transport rank
-     * {@code peer}, whose header is {@code theirs} (null: unknown); but where a refusal explains it (a bad argument,
-     * {@link ProgressExchange#refused}), the refusal, which says why:
+     * The mismatch {@code d} (field, this rank's value, the peer's) of call {@code sig} (this one, or the one before
+     * it whose agreement a rank checks late) with transport rank {@code peer}, whose header is {@code theirs} (null:
+     * unknown); but where a refusal explains it (a bad argument, {@link ProgressExchange#refused}), the refusal,
+     * which says why:
      * <ul>
-     *   <li>a peer refused this very call, and its next call reached this rank before a look at the notice the peer
-     *       sent first;</li>
-     *   <li>this rank refused the peer's call (an earlier sequence number), in which the peer still is.</li>
+     *   <li>a peer refused call {@code sig} (or the peer's), and its next call reached this rank before a look at the
+     *       notice the peer sent first: a {@link PeerAbortedException} naming that peer;</li>
+     *   <li>this rank refused the call of the peer's frame (an earlier sequence number): it says so.</li>
      * </ul>
      */
     private RuntimeException mismatch(Signature sig, int peer, String[] d, FrameHeader theirs) {
         try {
-            start(); // the flight recorder's progress, where refusals are kept, comes with the start
-            answerAndLook();
-            io.jccl.diag.FlightRecorder.Progress progress = recorder == null || !Streams.isCollective(stream) ? null
-                    : recorder.progressOf(Streams.communicatorOf(stream));
-            io.jccl.diag.FlightRecorder.Progress.Refusal mine = progress == null || theirs == null
-                    || theirs.sequence() >= sig.sequence() ? null : progress.refusalOf(theirs.sequence());
-            if (mine != null && mine.rank == self()) {
-                return new io.jccl.JcclException(self(), sig.op(), sig.sequence(), "rank " + self() + ": "
-                        + sig.op().label() + " #" + sig.sequence() + ": rank " + peer + " is still in call #"
-                        + theirs.sequence() + ", which this rank refused (" + mine.reason + ")", null);
+            start(); // a call that starts late has its flight recorder, and so reads the control stream, from here
+            if (recorder != null) {
+                ProgressExchange.answer(transport, recorder); // a notice waiting unread is read now
             }
-        } catch (PeerAbortedException refused) {
-            return refused;
+            if (Streams.isCollective(stream)) {
+                int comm = Streams.communicatorOf(stream);
+                ProgressExchange.Refusal r = ProgressExchange.refusalOf(transport, comm, sig.sequence());
+                if (r == null && theirs != null) {
+                    r = ProgressExchange.refusalOf(transport, comm, theirs.sequence());
+                }
+                if (r != null && r.rank != self()) {
+                    return new PeerAbortedException(self(), sig.op(), sig.sequence(), r.rank, r.reason);
+                }
+                if (r != null) {
+                    return new io.jccl.JcclException(self(), sig.op(), sig.sequence(), "rank " + self() + ": "
+                            + sig.op().label() + " #" + sig.sequence() + ": met rank " + peer + "'s "
+                            + Signature.of(theirs).op().label() + " #" + theirs.sequence() + ", a call this rank "
+                            + "refused (" + r.reason + ")", null);
+                }
+            }
         } catch (RuntimeException e) {
             // nothing to add: the mismatch stands
         }
@@ -773,19 +794,16 @@ public final class CollectiveCall {
      * naming that rank, so that the communicator fails on every rank now rather than at this call's deadline.
      */
     private void answerAndLook() {
-        if (recorder == null) {
-            return;
+        if (recorder != null) {
+            ProgressExchange.answer(transport, recorder);
         }
-        ProgressExchange.answer(transport, recorder);
         if (!Streams.isCollective(stream)) {
             return;
         }
-        io.jccl.diag.FlightRecorder.Progress progress = recorder.progressOf(Streams.communicatorOf(stream));
-        io.jccl.diag.FlightRecorder.Progress.Refusal refusal =
-                progress == null ? null : progress.refusalOf(signature.sequence());
-        if (refusal != null) {
-            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), refusal.rank,
-                    refusal.reason);
+        ProgressExchange.Refusal r = ProgressExchange.refusalOf(transport, Streams.communicatorOf(stream),
+                signature.sequence());
+        if (r != null && r.rank != self()) {
+            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), r.rank, r.reason);
         }
     }
 

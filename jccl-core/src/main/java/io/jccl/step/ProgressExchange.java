@@ -29,15 +29,17 @@ import java.util.concurrent.locks.LockSupport;
  *   question: [ 0 = QUESTION, communicator id, sequence number asked about, question id ]
  *   answer:   [ 1 = ANSWER,   communicator id, last sequence number entered (-1 none, -2 unknown communicator),
  *               step waited at (-1: not waiting), rank waited for (of that communicator, -1: none), question id ]
- *   refusal:  [ 2 = REFUSED,  communicator id, sequence number refused, operation id, n = reason's UTF-8 bytes,
- *               the bytes, 8 to a long, little end first ... ]
+ *   refusal:  [ 2 = REFUSED,  communicator id, sequence number refused, operation id, refusing rank (of that
+ *               communicator), n = reason's UTF-8 bytes, the bytes, 8 to a long, little end first ... ]
  * </pre>
  *
  * <p>A refusal is not a question: a rank that refused a collective call (a bad argument of its own, which it
- * throws) tells every other rank of the communicator ({@link #refused}), which notes it in its
- * {@link FlightRecorder.Progress}; a rank that waits in that very call raises it at its next look (every slice of
- * a wait answers questions), instead of waiting for the refusing rank until its deadline. A rank that refused the
- * call too never runs it, so its peers' notices change nothing there.
+ * throws) tells every other rank of the communicator ({@link #refused}). Whichever wait of the receiving process
+ * reads it (of any communicator, even one made for the rendezvous) keeps it in this process's store of refusals
+ * for the world's transport, so that a notice read before its communicator exists here still counts; a rank that
+ * waits in that very call raises it at its next look ({@link #refusalOf}, every slice of a wait), instead of
+ * waiting for the refusing rank until its deadline. A rank that refused the call too never runs it, so the
+ * notices change nothing there. The store keeps the last {@link #KEPT_REFUSALS} calls of each communicator.
  *
  * <p>Any thread of the asking process may read an answer off the stream (every wait of every communicator answers
  * questions, and so drains it): the question id, unique in the asking process, takes the answer to the ask that is
@@ -53,6 +55,29 @@ public final class ProgressExchange {
     private static final long REFUSED = 2;
     /** The most of a refusal's reason sent, in bytes (a longer one is cut). */
     private static final int REASON_BYTES = 2048;
+    /** The refusals kept per communicator: the most recent calls'. */
+    static final int KEPT_REFUSALS = 64;
+    /**
+     * The refusals this process heard or made, by world transport (weakly: a closed job's go with it), communicator
+     * id and sequence number; guarded by itself.
+     */
+    private static final java.util.Map<Transport, java.util.Map<Integer, java.util.TreeMap<Long, Refusal>>> REFUSALS =
+            new java.util.WeakHashMap<>();
+    /** Whether any refusal was ever stored: until one is, a look is this one volatile read. */
+    private static volatile boolean anyRefusal;
+
+    /** A collective call that a rank refused: which rank (of its communicator), and why. */
+    public static final class Refusal {
+        /** The rank, of the call's communicator, that refused the call. */
+        public final int rank;
+        /** What its refusal says, as {@link #refusal} words it. */
+        public final String reason;
+
+        Refusal(int rank, String reason) {
+            this.rank = rank;
+            this.reason = reason;
+        }
+    }
     /** Question ids of this process. */
     private static final java.util.concurrent.atomic.AtomicLong QUESTIONS = new java.util.concurrent.atomic.AtomicLong();
     /** The asks in progress in this process, by question id: their answers, by world rank. */
@@ -153,8 +178,8 @@ public final class ProgressExchange {
                 } catch (RuntimeException e) {
                     // it cannot be told: it learns nothing, as if this rank had not answered
                 }
-            } else if (p[0] == REFUSED && p.length >= 5) {
-                noteRefusal(recorder, src, p);
+            } else if (p[0] == REFUSED && p.length >= 6) {
+                noteRefusal(world, p);
             } else if (p[0] == ANSWER && p.length >= 6) {
                 java.util.concurrent.atomic.AtomicReferenceArray<long[]> answers = PENDING.get(p[5]);
                 if (answers != null) {
@@ -165,22 +190,30 @@ public final class ProgressExchange {
     }
 
     /**
-     * Tells every other rank of communicator {@code comm} (ranks {@code members}, world ranks in communicator order)
-     * that this rank refused its call {@code seq} of {@code op} with {@code reason}. Waits for room at most 100 ms
-     * per peer; never throws (a peer that cannot be told waits for its deadline, as before).
+     * Rank {@code rank} of communicator {@code comm} (whose ranks are {@code members}, world ranks in communicator
+     * order) refused its call {@code seq} of {@code op} with {@code reason}: keeps that here (a peer's frame of the
+     * call that reaches this rank's next call is then explained) and tells every other rank. Waits for room at most
+     * 100 ms per peer; never throws (a peer that cannot be told waits for its deadline, as before). Reads the
+     * control stream first, so that where every rank refuses call after call their notices do not pile up unread.
      */
-    public static void refused(Transport transport, int comm, int[] members, long seq, OpType op, String reason) {
+    public static void refused(Transport transport, FlightRecorder recorder, int comm, int[] members, int rank,
+                               long seq, OpType op, String reason) {
         Transport world = root(transport);
+        store(world, comm, seq, new Refusal(rank, refusal(rank, op, seq, reason)));
+        if (recorder != null) {
+            answer(world, recorder);
+        }
         byte[] text = reason.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         int n = Math.min(text.length, REASON_BYTES);
-        long[] payload = new long[5 + (n + 7) / 8];
+        long[] payload = new long[6 + (n + 7) / 8];
         payload[0] = REFUSED;
         payload[1] = comm;
         payload[2] = seq;
         payload[3] = op.id();
-        payload[4] = n;
+        payload[4] = rank;
+        payload[5] = n;
         for (int i = 0; i < n; i++) {
-            payload[5 + i / 8] |= (text[i] & 0xFFL) << (8 * (i % 8));
+            payload[6 + i / 8] |= (text[i] & 0xFFL) << (8 * (i % 8));
         }
         for (int m : members) {
             if (m == world.rank()) {
@@ -195,31 +228,64 @@ public final class ProgressExchange {
     }
 
     /** How a refusal reads, on the refusing rank and its peers alike. */
-    public static String refusal(int rank, OpType op, long seq, String reason) {
+    private static String refusal(int rank, OpType op, long seq, String reason) {
         return "rank " + rank + " refused its " + op.label() + " #" + seq + ": " + reason;
     }
 
-    /** Notes the refusal {@code p} that world rank {@code src} sent, in the progress of its communicator. */
-    private static void noteRefusal(FlightRecorder recorder, int src, long[] p) {
-        FlightRecorder.Progress progress = recorder.progressOf((int) p[1]);
-        int n = (int) Math.min(Math.max(0, p[4]), 8L * (p.length - 5));
-        if (progress == null) {
-            return; // a communicator this rank has not made yet, or has closed: it waits in no call of it
+    /** Keeps the refusal {@code p} that a peer sent. */
+    private static void noteRefusal(Transport world, long[] p) {
+        if (p[3] < 0 || p[3] >= OpType.values().length) {
+            return;
         }
+        int n = (int) Math.min(Math.max(0, p[5]), 8L * (p.length - 6));
         byte[] text = new byte[n];
         for (int i = 0; i < n; i++) {
-            text[i] = (byte) (p[5 + i / 8] >>> (8 * (i % 8)));
+            text[i] = (byte) (p[6 + i / 8] >>> (8 * (i % 8)));
         }
-        int[] members = progress.members();
-        int rank = -1;
-        for (int i = 0; i < members.length; i++) {
-            if (members[i] == src) {
-                rank = i;
+        int rank = (int) p[4];
+        store(world, (int) p[1], p[2], new Refusal(rank, refusal(rank, OpType.fromId((int) p[3]), p[2],
+                new String(text, java.nio.charset.StandardCharsets.UTF_8))));
+    }
+
+    private static void store(Transport world, int comm, long seq, Refusal r) {
+        synchronized (REFUSALS) {
+            java.util.TreeMap<Long, Refusal> calls = REFUSALS.computeIfAbsent(world, w -> new java.util.HashMap<>())
+                    .computeIfAbsent(comm, c -> new java.util.TreeMap<>());
+            calls.putIfAbsent(seq, r);
+            while (calls.size() > KEPT_REFUSALS) {
+                calls.pollFirstEntry();
             }
+            anyRefusal = true;
         }
-        if (rank >= 0 && p[3] >= 0 && p[3] < OpType.values().length) {
-            progress.refused(p[2], rank, refusal(rank, OpType.fromId((int) p[3]), p[2],
-                    new String(text, java.nio.charset.StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * The refusal of call {@code seq} of communicator {@code comm} over {@code transport} (a sub-group's: its
+     * world's) that this process heard or made, or null. One volatile read while no refusal was ever stored.
+     */
+    public static Refusal refusalOf(Transport transport, int comm, long seq) {
+        if (!anyRefusal) {
+            return null;
+        }
+        Transport world = root(transport);
+        synchronized (REFUSALS) {
+            java.util.Map<Integer, java.util.TreeMap<Long, Refusal>> comms = REFUSALS.get(world);
+            java.util.TreeMap<Long, Refusal> calls = comms == null ? null : comms.get(comm);
+            return calls == null ? null : calls.get(seq);
+        }
+    }
+
+    /** Drops the refusals of communicator {@code comm}, which has closed. */
+    public static void forget(Transport transport, int comm) {
+        if (!anyRefusal) {
+            return;
+        }
+        Transport world = root(transport);
+        synchronized (REFUSALS) {
+            java.util.Map<Integer, java.util.TreeMap<Long, Refusal>> comms = REFUSALS.get(world);
+            if (comms != null) {
+                comms.remove(comm);
+            }
         }
     }
 
