@@ -118,6 +118,18 @@ class RefusalTest {
         }
     }
 
+    /** A send refused to a rank that exists (a null tensor): that rank's receive fails, naming the sender. */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(TransportKind.class)
+    void aSendRefusedToAnExistingRankFailsItsReceive(TransportKind kind) throws Exception {
+        List<RankHarness.Outcome<Seen>> out = RankHarness.run(kind, 2, LONG, c -> {
+            Throwable call = c.rank() == 1 ? failureOf(() -> c.isend((Tensor) null, 0, 5).await())
+                    : failureOf(() -> c.recv(Tensor.of(new float[2]), 1, 5));
+            return new Seen(call, failureOf(c::barrier));
+        });
+        assertPeersNamed(out, 1, "send", "tensor is null");
+    }
+
     /** monitoredBarrier's rank 0 waits for every rank's arrival: a refusal ends that wait too. */
     @Test
     void aMonitoredBarrierRefusedByOneRankEndsRankZerosWait() throws Exception {

@@ -16,7 +16,8 @@ import java.util.Objects;
  * <p>A collective call refused here is first handed to the {@link Refusals} (the communicator's ordered
  * execution): it takes the call's sequence number and tells the peers, so that where every rank refused the call
  * the communicator stays usable and in step, and where only some did, the peers that run it fail at once, naming
- * this rank and its reason, instead of waiting for it until their deadline.
+ * this rank and its reason, instead of waiting for it until their deadline. A refused send tells its receiver
+ * ({@link PointToPoint}); a refused receive needs nobody told, since no sender waits for it.
  */
 final class ArgumentChecks {
     /** Where a refused collective call goes before its exception is thrown. */

@@ -79,7 +79,7 @@ final class PointToPoint {
     }
 
     void send(Tensor tensor, int dst, int tag) {
-        checks.send(tensor, dst);
+        checkSend(tensor, dst);
         failures.checkUsable(OpType.SEND);
         CompletableFuture<Void> done = new CompletableFuture<>();
         long seq = inline(true, dst, done);
@@ -96,9 +96,38 @@ final class PointToPoint {
     }
 
     Work isend(Tensor tensor, int dst, int tag) {
-        checks.send(tensor, dst);
+        checkSend(tensor, dst);
         failures.checkUsable(OpType.SEND);
         return submit(true, dst, seq -> () -> doSend(tensor, dst, tag, seq));
+    }
+
+    /**
+     * The checks of a send. A send refused to a rank that exists (a bad tensor) takes its number with that rank, as
+     * the send would have, and tells it ({@link io.jccl.step.ProgressExchange#refused}): its receive of that number
+     * fails at its next look, naming this rank and the reason, instead of waiting until its deadline.
+     */
+    private void checkSend(Tensor tensor, int dst) {
+        try {
+            checks.send(tensor, dst);
+        } catch (IllegalArgumentException e) {
+            if (dst >= 0 && dst < transport.size() && dst != transport.rank() && transport.size() > 1) {
+                long seq;
+                synchronized (this) { // numbered as the sends queued before it are
+                    seq = shutDown ? -1 : sent.getAndIncrement(dst);
+                }
+                if (seq >= 0) {
+                    io.jccl.step.ProgressExchange.refused(transport, diagnostics.recorder(), communicatorId,
+                            new int[] {worldRank(dst)}, transport.rank(), seq, OpType.SEND, e.getMessage());
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** The world rank (the control stream's numbering) of this communicator's rank {@code r}. */
+    private int worldRank(int r) {
+        return transport instanceof io.jccl.transport.SubTransport
+                ? ((io.jccl.transport.SubTransport) transport).worldRank(r) : r;
     }
 
     void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {

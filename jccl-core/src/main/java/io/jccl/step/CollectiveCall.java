@@ -738,7 +738,7 @@ public final class CollectiveCall {
                 if (Streams.isCollective(stream)) {
                     checkOtherPeers(w(peer));
                 }
-                answerAndLook();
+                answerAndLook(w(peer));
                 sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
             }
         } catch (InterruptedException e) {
@@ -794,14 +794,19 @@ public final class CollectiveCall {
      * naming that rank, so that the communicator fails on every rank now rather than at this call's deadline.
      */
     private void answerAndLook() {
+        answerAndLook(-1);
+    }
+
+    /** As {@link #answerAndLook()}; a receive waiting for transport rank {@code peer} looks for its send's refusal. */
+    private void answerAndLook(int peer) {
         if (recorder != null) {
             ProgressExchange.answer(transport, recorder);
         }
-        if (!Streams.isCollective(stream)) {
-            return;
-        }
-        ProgressExchange.Refusal r = ProgressExchange.refusalOf(transport, Streams.communicatorOf(stream),
-                signature.sequence());
+        int comm = Streams.communicatorOf(stream);
+        ProgressExchange.Refusal r = Streams.isCollective(stream)
+                ? ProgressExchange.refusalOf(transport, comm, signature.sequence())
+                : signature.op() == io.jccl.OpType.RECV && peer >= 0
+                ? ProgressExchange.sendRefusalOf(transport, comm, peer, signature.sequence()) : null;
         if (r != null && r.rank != self()) {
             throw new PeerAbortedException(self(), signature.op(), signature.sequence(), r.rank, r.reason);
         }

@@ -39,7 +39,9 @@ import java.util.concurrent.locks.LockSupport;
  * for the world's transport, so that a notice read before its communicator exists here still counts; a rank that
  * waits in that very call raises it at its next look ({@link #refusalOf}, every slice of a wait), instead of
  * waiting for the refusing rank until its deadline. A rank that refused the call too never runs it, so the
- * notices change nothing there. The store keeps the last {@link #KEPT_REFUSALS} calls of each communicator.
+ * notices change nothing there. A send refused (a bad tensor to a rank that exists) is told to its receiver alone,
+ * under the send's number with that receiver, which a receive of that number raises the same way. The store keeps
+ * the last {@link #KEPT_REFUSALS} refusals of each communicator (of each sender, for sends).
  *
  * <p>Any thread of the asking process may read an answer off the stream (every wait of every communicator answers
  * questions, and so drains it): the question id, unique in the asking process, takes the answer to the ask that is
@@ -61,7 +63,7 @@ public final class ProgressExchange {
      * The refusals this process heard or made, by world transport (weakly: a closed job's go with it), communicator
      * id and sequence number; guarded by itself.
      */
-    private static final java.util.Map<Transport, java.util.Map<Integer, java.util.TreeMap<Long, Refusal>>> REFUSALS =
+    private static final java.util.Map<Transport, java.util.Map<Long, java.util.TreeMap<Long, Refusal>>> REFUSALS =
             new java.util.WeakHashMap<>();
     /** Whether any refusal was ever stored: until one is, a look is this one volatile read. */
     private static volatile boolean anyRefusal;
@@ -199,7 +201,7 @@ public final class ProgressExchange {
     public static void refused(Transport transport, FlightRecorder recorder, int comm, int[] members, int rank,
                                long seq, OpType op, String reason) {
         Transport world = root(transport);
-        store(world, comm, seq, new Refusal(rank, refusal(rank, op, seq, reason)));
+        store(world, key(comm, op, rank), seq, new Refusal(rank, refusal(rank, op, seq, reason)));
         if (recorder != null) {
             answer(world, recorder);
         }
@@ -243,11 +245,28 @@ public final class ProgressExchange {
             text[i] = (byte) (p[6 + i / 8] >>> (8 * (i % 8)));
         }
         int rank = (int) p[4];
-        store(world, (int) p[1], p[2], new Refusal(rank, refusal(rank, OpType.fromId((int) p[3]), p[2],
+        OpType op = OpType.fromId((int) p[3]);
+        store(world, key(comm(p[1]), op, rank), p[2], new Refusal(rank, refusal(rank, op, p[2],
                 new String(text, java.nio.charset.StandardCharsets.UTF_8))));
     }
 
-    private static void store(Transport world, int comm, long seq, Refusal r) {
+    private static int comm(long id) {
+        return (int) id;
+    }
+
+    /**
+     * Where a refusal is kept: a collective call's under its communicator, a send's under its communicator and
+     * sender (sends are numbered per pair of ranks).
+     */
+    private static long key(int comm, OpType op, int rank) {
+        return op == OpType.SEND ? pointToPoint(comm, rank) : comm & 0xFFFFFFFFL;
+    }
+
+    private static long pointToPoint(int comm, int sender) {
+        return 1L << 62 | (comm & 0xFFFFFFFFL) << 24 | (sender & 0xFFFFFFL);
+    }
+
+    private static void store(Transport world, long comm, long seq, Refusal r) {
         synchronized (REFUSALS) {
             java.util.TreeMap<Long, Refusal> calls = REFUSALS.computeIfAbsent(world, w -> new java.util.HashMap<>())
                     .computeIfAbsent(comm, c -> new java.util.TreeMap<>());
@@ -264,13 +283,25 @@ public final class ProgressExchange {
      * world's) that this process heard or made, or null. One volatile read while no refusal was ever stored.
      */
     public static Refusal refusalOf(Transport transport, int comm, long seq) {
+        return refusal(transport, comm & 0xFFFFFFFFL, seq);
+    }
+
+    /**
+     * The refusal of send {@code seq} from rank {@code sender} of communicator {@code comm} over {@code transport},
+     * that this process heard, or null: what a receive from {@code sender} looks for.
+     */
+    public static Refusal sendRefusalOf(Transport transport, int comm, int sender, long seq) {
+        return refusal(transport, pointToPoint(comm, sender), seq);
+    }
+
+    private static Refusal refusal(Transport transport, long key, long seq) {
         if (!anyRefusal) {
             return null;
         }
         Transport world = root(transport);
         synchronized (REFUSALS) {
-            java.util.Map<Integer, java.util.TreeMap<Long, Refusal>> comms = REFUSALS.get(world);
-            java.util.TreeMap<Long, Refusal> calls = comms == null ? null : comms.get(comm);
+            java.util.Map<Long, java.util.TreeMap<Long, Refusal>> keys = REFUSALS.get(world);
+            java.util.TreeMap<Long, Refusal> calls = keys == null ? null : keys.get(key);
             return calls == null ? null : calls.get(seq);
         }
     }
@@ -282,9 +313,9 @@ public final class ProgressExchange {
         }
         Transport world = root(transport);
         synchronized (REFUSALS) {
-            java.util.Map<Integer, java.util.TreeMap<Long, Refusal>> comms = REFUSALS.get(world);
-            if (comms != null) {
-                comms.remove(comm);
+            java.util.Map<Long, java.util.TreeMap<Long, Refusal>> keys = REFUSALS.get(world);
+            if (keys != null) { // the collectives' and every sender's
+                keys.keySet().removeIf(k -> (k >>> 62 == 0 ? k : k >>> 24 & 0xFFFFFFFFL) == (comm & 0xFFFFFFFFL));
             }
         }
     }
