@@ -130,6 +130,42 @@ class RefusalTest {
         assertPeersNamed(out, 1, "send", "tensor is null");
     }
 
+    /** The refusing rank's next send reaches the receiver first: the receiver still reports the refusal. */
+    @Test
+    void aReceiveThatMeetsTheSendAfterARefusedOneReportsTheRefusal() throws Exception {
+        List<RankHarness.Outcome<Seen>> out = RankHarness.run(TransportKind.TCP, 2, LONG, c -> {
+            if (c.rank() == 1) {
+                Throwable call = failureOf(() -> c.send((Tensor) null, 0, 5));
+                c.send(Tensor.of(new float[2]), 0, 5); // correct: it goes out, numbered after the refused one
+                return new Seen(call, failureOf(c::barrier));
+            }
+            Thread.sleep(300); // the second send is in before this receive looks
+            return new Seen(failureOf(() -> c.recv(Tensor.of(new float[2]), 1, 5)), failureOf(c::barrier));
+        });
+        assertPeersNamed(out, 1, "send", "tensor is null");
+    }
+
+    /** A send and its receive refused at both ends keep the pair in step: the next pair matches. */
+    @Test
+    void aSendAndItsReceiveRefusedAtBothEndsKeepThePairInStep() throws Exception {
+        List<RankHarness.Outcome<float[]>> out = RankHarness.run(TransportKind.SHM, 2, LONG, c -> {
+            float[] x = {c.rank() + 1, 7};
+            if (c.rank() == 0) {
+                assertThrows(IllegalArgumentException.class, () -> c.send((Tensor) null, 1, 0));
+                c.send(Tensor.of(x), 1, 0);
+            } else {
+                assertThrows(IllegalArgumentException.class, () -> c.recv((Tensor) null, 0, 0));
+                c.recv(Tensor.of(x), 0, 0);
+            }
+            c.barrier();
+            return x;
+        });
+        for (RankHarness.Outcome<float[]> o : out) {
+            assertNull(o.error, String.valueOf(o.error));
+            assertArrayEquals(new float[] {1, 7}, o.value);
+        }
+    }
+
     /** monitoredBarrier's rank 0 waits for every rank's arrival: a refusal ends that wait too. */
     @Test
     void aMonitoredBarrierRefusedByOneRankEndsRankZerosWait() throws Exception {

@@ -219,29 +219,51 @@ final class OrderedExecution {
         } catch (RuntimeException closedOrFailed) {
             return; // no call can run: the caller's refusal is all there is to say
         }
-        passTurnOf(seq); // first: a call queued after this one waits for nothing else
-        io.jccl.step.ProgressExchange.refused(transport, diagnostics.recorder(), communicatorId, progress.members(),
-                transport.rank(), seq, op, reason);
+        // the turn passes once the peers are told, so that no later call of this rank reaches them first; where it
+        // is not this call's turn yet, the pass is queued before they are told, so that nothing queues before it
+        java.util.concurrent.CountDownLatch told = new java.util.concurrent.CountDownLatch(1);
+        boolean now = serving == seq;
+        if (!now) {
+            passTurnOf(seq, told);
+        }
+        try {
+            io.jccl.step.ProgressExchange.refused(transport, diagnostics.recorder(), communicatorId,
+                    progress.members(), transport.rank(), seq, op, reason);
+        } finally {
+            told.countDown();
+            if (now) {
+                passTurn();
+            }
+        }
     }
 
     /**
-     * Passes the turn of call {@code seq}, which will not run: now if it is its turn, else on the async thread once
-     * its turn comes (a caller does not wait for calls queued before it to refuse one); on this thread if there is
-     * no async thread to be had.
+     * Passes the turn of call {@code seq}, which will not run and whose turn has not come, on the async thread once
+     * it comes and {@code told} is counted down (a caller does not wait for calls queued before it to refuse one);
+     * on this thread, then, if there is no async thread to be had.
      */
-    private void passTurnOf(long seq) {
-        if (serving == seq) {
-            passTurn();
-            return;
-        }
-        try {
-            asyncExecutor().execute(() -> {
-                awaitTurn(seq);
-                passTurn();
-            });
-        } catch (RuntimeException | Error noThread) { // closed meanwhile, or no memory for a thread
+    private void passTurnOf(long seq, java.util.concurrent.CountDownLatch told) {
+        Runnable pass = () -> {
             awaitTurn(seq);
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    told.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
             passTurn();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        try {
+            asyncExecutor().execute(pass);
+        } catch (RuntimeException | Error noThread) { // closed meanwhile, or no memory for a thread
+            told.countDown(); // this thread waits for the turn here, before it tells anyone
+            pass.run();
         }
     }
 

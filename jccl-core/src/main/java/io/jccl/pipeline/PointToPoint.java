@@ -110,17 +110,43 @@ final class PointToPoint {
         try {
             checks.send(tensor, dst);
         } catch (IllegalArgumentException e) {
-            if (dst >= 0 && dst < transport.size() && dst != transport.rank() && transport.size() > 1) {
-                long seq;
-                synchronized (this) { // numbered as the sends queued before it are
-                    seq = shutDown ? -1 : sent.getAndIncrement(dst);
-                }
-                if (seq >= 0) {
-                    io.jccl.step.ProgressExchange.refused(transport, diagnostics.recorder(), communicatorId,
-                            new int[] {worldRank(dst)}, transport.rank(), seq, OpType.SEND, e.getMessage());
-                }
+            long seq = refusedNumber(true, dst);
+            if (seq >= 0) {
+                io.jccl.step.ProgressExchange.refused(transport, diagnostics.recorder(), communicatorId,
+                        new int[] {worldRank(dst)}, transport.rank(), seq, OpType.SEND, e.getMessage());
             }
             throw e;
+        }
+    }
+
+    /**
+     * The checks of a receive. A receive refused from a rank that exists takes its number too, so that where both
+     * ends refused (the same bug on both) the pair stays in step; nobody is told (no sender waits for a receive),
+     * but this rank's next receive, meeting the send of that number, says which receive it refused.
+     */
+    private void checkRecv(Tensor tensor, int src, CollectiveOptions options) {
+        try {
+            checks.recv(tensor, src, options);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            long seq = refusedNumber(false, src);
+            if (seq >= 0) {
+                io.jccl.step.ProgressExchange.refusedReceive(transport, communicatorId, transport.rank(), src, seq,
+                        e.getMessage() == null ? e.toString() : e.getMessage());
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The number a refused send to (receive from) {@code peer} takes, as the call would have, after the ones queued
+     * before it; -1 where there is none to take (no such peer, or closed).
+     */
+    private long refusedNumber(boolean send, int peer) {
+        if (peer < 0 || peer >= transport.size() || peer == transport.rank()) {
+            return -1;
+        }
+        synchronized (this) { // the lock that numbers and queues the calls made before it
+            return shutDown ? -1 : (send ? sent : received).getAndIncrement(peer);
         }
     }
 
@@ -131,7 +157,7 @@ final class PointToPoint {
     }
 
     void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {
-        checks.recv(tensor, src, options);
+        checkRecv(tensor, src, options);
         failures.checkUsable(OpType.RECV);
         CompletableFuture<Void> done = new CompletableFuture<>();
         long seq = inline(false, src, done);
@@ -148,7 +174,7 @@ final class PointToPoint {
     }
 
     Work irecv(Tensor tensor, int src, int tag) {
-        checks.recv(tensor, src, CollectiveOptions.DEFAULT);
+        checkRecv(tensor, src, CollectiveOptions.DEFAULT);
         failures.checkUsable(OpType.RECV);
         return submit(false, src, seq -> () -> doRecv(tensor, src, tag, CollectiveOptions.DEFAULT, seq));
     }

@@ -516,10 +516,13 @@ public final class CollectiveCall {
                 // in slices, as await's: between them a peer's refusal of this call ends the wait
                 while (true) {
                     f = transport.receive(w(r.peer), stream, Math.min(deadline(), System.nanoTime() + sliceNanos), r);
-                    if (f != null || System.nanoTime() - deadlineNanos >= 0) {
+                    if (f != null) {
                         break;
                     }
                     answerAndLook();
+                    if (System.nanoTime() - deadlineNanos >= 0) {
+                        break;
+                    }
                     sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
                 }
             } catch (InterruptedException e) {
@@ -732,13 +735,13 @@ public final class CollectiveCall {
                 if (f != null) {
                     return f;
                 }
+                answerAndLook(w(peer)); // first: a refusal heard in the last slice is the news, not the deadline
                 if (System.nanoTime() - deadlineNanos >= 0) {
                     throw timedOut(w(peer), r.expectedStep, describeStep(r.expectedStep, r.expectedPhase));
                 }
                 if (Streams.isCollective(stream)) {
                     checkOtherPeers(w(peer));
                 }
-                answerAndLook(w(peer));
                 sliceNanos = Math.min(sliceNanos * 2, MAX_SLICE_NANOS);
             }
         } catch (InterruptedException e) {
@@ -765,6 +768,19 @@ public final class CollectiveCall {
             start(); // a call that starts late has its flight recorder, and so reads the control stream, from here
             if (recorder != null) {
                 ProgressExchange.answer(transport, recorder); // a notice waiting unread is read now
+            }
+            if (!Streams.isCollective(stream) && sig.op() == io.jccl.OpType.RECV) {
+                int comm = Streams.communicatorOf(stream);
+                ProgressExchange.Refusal r = ProgressExchange.sendRefusalOf(transport, comm, peer, sig.sequence());
+                if (r != null) { // the peer refused the send this receive waits for, and its next send came first
+                    return new PeerAbortedException(self(), sig.op(), sig.sequence(), r.rank, r.reason);
+                }
+                r = theirs == null ? null : ProgressExchange.receiveRefusalOf(transport, comm, peer, theirs.sequence());
+                if (r != null) { // this rank refused the receive of the send that came
+                    return new io.jccl.JcclException(self(), sig.op(), sig.sequence(), "rank " + self() + ": "
+                            + sig.op().label() + " #" + sig.sequence() + ": met rank " + peer + "'s send #"
+                            + theirs.sequence() + ", a receive this rank refused (" + r.reason + ")", null);
+                }
             }
             if (Streams.isCollective(stream)) {
                 int comm = Streams.communicatorOf(stream);

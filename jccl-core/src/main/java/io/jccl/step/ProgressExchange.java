@@ -58,7 +58,7 @@ public final class ProgressExchange {
     /** The most of a refusal's reason sent, in bytes (a longer one is cut). */
     private static final int REASON_BYTES = 2048;
     /** The refusals kept per communicator: the most recent calls'. */
-    static final int KEPT_REFUSALS = 64;
+    static final int KEPT_REFUSALS = 1024;
     /**
      * The refusals this process heard or made, by world transport (weakly: a closed job's go with it), communicator
      * id and sequence number; guarded by itself.
@@ -259,11 +259,17 @@ public final class ProgressExchange {
      * sender (sends are numbered per pair of ranks).
      */
     private static long key(int comm, OpType op, int rank) {
-        return op == OpType.SEND ? pointToPoint(comm, rank) : comm & 0xFFFFFFFFL;
+        return op == OpType.SEND ? pointToPoint(comm, rank, false) : id(comm);
     }
 
-    private static long pointToPoint(int comm, int sender) {
-        return 1L << 62 | (comm & 0xFFFFFFFFL) << 24 | (sender & 0xFFFFFFL);
+    /** A communicator id as a stream carries it (31 bits: {@link Streams#communicatorOf}). */
+    private static long id(int comm) {
+        return comm & 0x7FFFFFFFL;
+    }
+
+    /** The key of the sends from {@code peer}, or of this rank's receives from it ({@code receives}). */
+    private static long pointToPoint(int comm, int peer, boolean receives) {
+        return 1L << 62 | (receives ? 1L << 61 : 0) | id(comm) << 24 | (peer & 0xFFFFFFL);
     }
 
     private static void store(Transport world, long comm, long seq, Refusal r) {
@@ -283,7 +289,7 @@ public final class ProgressExchange {
      * world's) that this process heard or made, or null. One volatile read while no refusal was ever stored.
      */
     public static Refusal refusalOf(Transport transport, int comm, long seq) {
-        return refusal(transport, comm & 0xFFFFFFFFL, seq);
+        return refusal(transport, id(comm), seq);
     }
 
     /**
@@ -291,7 +297,22 @@ public final class ProgressExchange {
      * that this process heard, or null: what a receive from {@code sender} looks for.
      */
     public static Refusal sendRefusalOf(Transport transport, int comm, int sender, long seq) {
-        return refusal(transport, pointToPoint(comm, sender), seq);
+        return refusal(transport, pointToPoint(comm, sender, false), seq);
+    }
+
+    /**
+     * This rank refused its receive {@code seq} from rank {@code src} of communicator {@code comm} (a bad tensor): kept
+     * here alone (no sender waits for a receive), so that the send of that number, met by this rank's next receive,
+     * is explained ({@link #receiveRefusalOf}).
+     */
+    public static void refusedReceive(Transport transport, int comm, int self, int src, long seq, String reason) {
+        store(root(transport), pointToPoint(comm, src, true), seq, new Refusal(self,
+                refusal(self, OpType.RECV, seq, reason)));
+    }
+
+    /** This rank's refusal of its receive {@code seq} from rank {@code src} of communicator {@code comm}, or null. */
+    public static Refusal receiveRefusalOf(Transport transport, int comm, int src, long seq) {
+        return refusal(transport, pointToPoint(comm, src, true), seq);
     }
 
     private static Refusal refusal(Transport transport, long key, long seq) {
@@ -315,7 +336,7 @@ public final class ProgressExchange {
         synchronized (REFUSALS) {
             java.util.Map<Long, java.util.TreeMap<Long, Refusal>> keys = REFUSALS.get(world);
             if (keys != null) { // the collectives' and every sender's
-                keys.keySet().removeIf(k -> (k >>> 62 == 0 ? k : k >>> 24 & 0xFFFFFFFFL) == (comm & 0xFFFFFFFFL));
+                keys.keySet().removeIf(k -> (k >>> 62 == 0 ? k : k >>> 24 & 0x7FFFFFFFL) == id(comm));
             }
         }
     }
