@@ -113,7 +113,7 @@ public final class DefaultCommunicator implements Communicator {
     }
 
     /** The world rank (the recorder's numbering) of each rank of {@code t}. */
-    private static int[] worldRanks(Transport t) {
+    static int[] worldRanks(Transport t) {
         int[] ranks = new int[t.size()];
         for (int i = 0; i < ranks.length; i++) {
             ranks[i] = t instanceof io.jccl.transport.SubTransport ? ((io.jccl.transport.SubTransport) t).worldRank(i)

@@ -113,7 +113,8 @@ final class PointToPoint {
             long seq = refusedNumber(true, dst);
             if (seq >= 0) {
                 io.jccl.step.ProgressExchange.refused(transport, diagnostics.recorder(), communicatorId,
-                        new int[] {worldRank(dst)}, transport.rank(), seq, OpType.SEND, e.getMessage());
+                        new int[] {DefaultCommunicator.worldRanks(transport)[dst]}, transport.rank(), seq, OpType.SEND,
+                        e.getMessage());
             }
             throw e;
         }
@@ -148,12 +149,6 @@ final class PointToPoint {
         synchronized (this) { // the lock that numbers and queues the calls made before it
             return shutDown ? -1 : (send ? sent : received).getAndIncrement(peer);
         }
-    }
-
-    /** The world rank (the control stream's numbering) of this communicator's rank {@code r}. */
-    private int worldRank(int r) {
-        return transport instanceof io.jccl.transport.SubTransport
-                ? ((io.jccl.transport.SubTransport) transport).worldRank(r) : r;
     }
 
     void recv(Tensor tensor, int src, int tag, CollectiveOptions options) {
