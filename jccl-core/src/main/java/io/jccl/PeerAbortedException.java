@@ -28,7 +28,9 @@ public final class PeerAbortedException extends JcclException {
 
     private PeerAbortedException(int rank, OpType op, long seq, int originRank, int outsideOrigin, String reason) {
         super(rank, op, seq, where(rank, op, seq) + " aborted because " + (outsideOrigin >= 0 ? "world rank "
-                + outsideOrigin + " (not in this group)" : "rank " + originRank) + " failed: " + reason, null);
+                + outsideOrigin + " (not in this group) failed" : originRank == rank && rank >= 0
+                ? "this rank failed earlier, and its peers aborted" : "rank " + originRank + " failed") + ": "
+                + reason, null);
         this.originRank = originRank;
         this.outsideOrigin = outsideOrigin;
         this.reason = reason;

@@ -68,6 +68,8 @@ class RefusalTest {
             }
             // the communicator failed on every rank, the refusing one too: its next call does not wait either
             assertInstanceOf(JcclException.class, s.next, () -> "rank " + rank + ": next call: " + s.next);
+            // and it does not read as if another rank were at fault when the refusing rank is told of its own
+            assertTrue(!s.next.getMessage().contains("aborted because rank " + r + " failed"), s.next.getMessage());
         }
     }
 
@@ -219,5 +221,31 @@ class RefusalTest {
             assertNull(o.error, String.valueOf(o.error));
             assertArrayEquals(new float[] {3, 3}, o.value);
         }
+    }
+
+    /**
+     * A ring allreduce's first send fills the ring towards the refusing rank (2 MiB against a 64 KiB ring) and waits
+     * for room, which that rank, refusing and then busy outside jccl for 10 s, never makes: the sender's wait finds
+     * the refusal and fails while that rank is still away, not when it next calls, nor at the deadline.
+     */
+    @Test
+    void aSendWaitingForRoomTowardsTheRefusingRankEndsWhileThatRankIsAway() throws Exception {
+        java.util.concurrent.atomic.AtomicLong back = new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+        long[] failedAt = {0};
+        List<RankHarness.Outcome<Seen>> out = RankHarness.run(TransportKind.SHM, 2, LONG, Algorithm.RING, c -> {
+            float[] x = new float[1 << 20];
+            if (c.rank() == 1) {
+                Throwable call = failureOf(() -> c.allReduce((Tensor) null, ReduceOp.SUM));
+                Thread.sleep(10_000); // away: nobody drains this rank's rings
+                back.set(System.nanoTime());
+                return new Seen(call, failureOf(c::barrier));
+            }
+            Throwable call = failureOf(() -> c.allReduce(Tensor.of(x), ReduceOp.SUM));
+            failedAt[0] = System.nanoTime();
+            return new Seen(call, failureOf(c::barrier));
+        });
+        assertPeersNamed(out, 1, "allReduce", "tensor is null");
+        assertTrue(failedAt[0] - back.get() < 0, "the root failed only once the refusing rank was back: "
+                + (failedAt[0] - back.get()) / 1_000_000 + " ms after");
     }
 }

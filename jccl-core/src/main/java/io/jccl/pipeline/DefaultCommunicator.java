@@ -102,6 +102,7 @@ public final class DefaultCommunicator implements Communicator {
         this.execution = new OrderedExecution(transport, communicatorId, counters, failures, trace, diagnostics,
                 worldRanks(transport), calls);
         calls.checks().refusals(execution::refuse);
+        io.jccl.step.ProgressExchange.watchStuckSends(transport); // a send stuck towards a refusing rank ends
         this.pointToPoint = new PointToPoint(transport, communicatorId, config, counters, calls.checks(), failures,
                 diagnostics);
         this.subGroups = new SubGroups(this, transport, communicatorId, config, trace.writer(), diagnostics);

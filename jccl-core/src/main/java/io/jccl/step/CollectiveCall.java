@@ -465,6 +465,9 @@ public final class CollectiveCall {
             sent = transport.send(w(peer), h, data, deadline());
         } catch (io.jccl.transport.PeerLostException e) {
             throw aborted(e.peer(), e.getMessage());
+        } catch (ProgressExchange.RefusedCall e) { // waiting for room towards a rank that refused this call
+            ProgressExchange.Refusal r = e.refusal();
+            throw new PeerAbortedException(self(), signature.op(), signature.sequence(), r.rank, r.reason);
         }
         if (!sent) { // a bounded buffer towards the peer stayed full: the peer has not received, to the deadline
             // or, before it, this rank's own abort cut the write (TcpTransport.interrupt): that abort, put on this

@@ -136,10 +136,78 @@ public final class ProgressExchange {
      */
     public static void answer(Transport transport, FlightRecorder recorder) {
         Transport world = root(transport);
+        if (anyHeld) {
+            java.util.List<long[]> held;
+            synchronized (HELD) {
+                held = HELD.remove(world);
+                anyHeld = !HELD.isEmpty();
+            }
+            if (held != null) {
+                for (long[] q : held) {
+                    reply(world, (int) q[0], java.util.Arrays.copyOfRange(q, 1, q.length), recorder);
+                }
+            }
+        }
         for (int src = 0; src < world.size(); src++) {
             if (src != world.rank()) {
                 drain(world, src, recorder);
             }
+        }
+    }
+
+    /**
+     * Questions read by a wait that may not send ({@link #stuckSend}), by world transport, each as its source then
+     * its payload: the next {@link #answer} answers them. Guarded by itself.
+     */
+    private static final java.util.Map<Transport, java.util.List<long[]>> HELD = new java.util.WeakHashMap<>();
+    private static volatile boolean anyHeld;
+
+    /**
+     * Has every send of {@code transport}'s world that waits for room towards a peer (a full shared-memory ring)
+     * look, now and then, for a refusal of its call by any rank: a rank that refused the call never reads that
+     * call's frames, and without this the sender waited until that rank's next call or its own deadline. The wait
+     * then throws {@link RefusedCall}, which {@link CollectiveCall} raises as it raises a refusal heard in any other
+     * wait. Idempotent.
+     */
+    public static void watchStuckSends(Transport transport) {
+        Transport world = root(transport);
+        world.watchStuckSends(h -> stuckSend(world, h));
+    }
+
+    /**
+     * A send of {@code world} that waits for room, its frame's header {@code h}: reads the control stream (a question
+     * is held for the next {@link #answer}: this thread is in a send and may not send) and returns the refusal of the
+     * frame's call, or null. Only collective calls: a refused receive tells no sender.
+     */
+    private static RuntimeException stuckSend(Transport world, FrameHeader h) {
+        if (!Streams.isCollective(h.stream())) {
+            return null;
+        }
+        for (int src = 0; src < world.size(); src++) {
+            if (src != world.rank()) {
+                drain(world, src, null);
+            }
+        }
+        Refusal r = refusalOf(world, Streams.communicatorOf(h.stream()), h.sequence());
+        return r == null ? null : new RefusedCall(r);
+    }
+
+    /**
+     * Thrown by a send that waited for room towards a peer when a rank refused the send's call ({@link
+     * #watchStuckSends}); {@link CollectiveCall} turns it into the {@code PeerAbortedException} of that refusal.
+     */
+    public static final class RefusedCall extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        /** @serial the refusal */
+        private final transient Refusal refusal;
+
+        RefusedCall(Refusal refusal) {
+            super(refusal.reason, null, false, false);
+            this.refusal = refusal;
+        }
+
+        public Refusal refusal() {
+            return refusal;
         }
     }
 
@@ -171,14 +239,16 @@ public final class ProgressExchange {
                 continue;
             }
             if (p[0] == QUESTION) {
-                FlightRecorder.Progress progress = recorder.progressOf((int) p[1]);
-                long entered = progress == null ? -2 : progress.entered();
-                int[] wait = progress == null ? new int[] {-1, -1} : recorder.waitOf(progress);
-                try {
-                    send(world, src, new long[] {ANSWER, p[1], entered, wait[0], wait[1], p[3]},
-                            System.nanoTime() + 10_000_000L); // never waits long: unsent, the asker decides without it
-                } catch (RuntimeException e) {
-                    // it cannot be told: it learns nothing, as if this rank had not answered
+                if (recorder == null) { // read by a wait that may not send: the next answer() answers it
+                    long[] q = new long[p.length + 1];
+                    q[0] = src;
+                    System.arraycopy(p, 0, q, 1, p.length);
+                    synchronized (HELD) {
+                        HELD.computeIfAbsent(world, w -> new java.util.ArrayList<>()).add(q);
+                        anyHeld = true;
+                    }
+                } else {
+                    reply(world, src, p, recorder);
                 }
             } else if (p[0] == REFUSED && p.length >= 6) {
                 noteRefusal(world, p);
@@ -188,6 +258,19 @@ public final class ProgressExchange {
                     answers.set(src, p);
                 }
             }
+        }
+    }
+
+    /** Answers question {@code p} from {@code src} with what {@code recorder} knows. Never throws. */
+    private static void reply(Transport world, int src, long[] p, FlightRecorder recorder) {
+        FlightRecorder.Progress progress = recorder.progressOf((int) p[1]);
+        long entered = progress == null ? -2 : progress.entered();
+        int[] wait = progress == null ? new int[] {-1, -1} : recorder.waitOf(progress);
+        try {
+            send(world, src, new long[] {ANSWER, p[1], entered, wait[0], wait[1], p[3]},
+                    System.nanoTime() + 10_000_000L); // never waits long: unsent, the asker decides without it
+        } catch (RuntimeException e) {
+            // it cannot be told: it learns nothing, as if this rank had not answered
         }
     }
 

@@ -103,6 +103,16 @@ public interface Transport extends AutoCloseable {
     Frame pendingAbort(int src, int stream);
 
     /**
+     * Has a send that waits for room towards a peer (a bounded buffer that the peer does not read, as a shared-memory
+     * ring) ask {@code probe} now and then, with the header of the frame it sends, why it should stop: an exception
+     * to throw, or null to go on waiting. The layer above answers with what it learned about the frame's call (a peer
+     * that refused it, {@code ProgressExchange}); the probe must not send. The default ignores it: a transport whose
+     * sends never wait for a peer's reads (queues between threads, TCP with reader threads) has no such wait.
+     */
+    default void watchStuckSends(java.util.function.Function<FrameHeader, RuntimeException> probe) {
+    }
+
+    /**
      * Memory every rank can read directly, when the ranks share a host and this transport provides it (threads,
      * shared memory); null otherwise (TCP, sub-groups).
      */

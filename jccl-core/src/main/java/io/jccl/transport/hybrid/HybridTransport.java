@@ -90,6 +90,14 @@ public final class HybridTransport implements Transport {
         }
     }
 
+    /** The sends that wait for room are the local transport's (TCP's readers always read). */
+    @Override
+    public void watchStuckSends(java.util.function.Function<FrameHeader, RuntimeException> probe) {
+        if (local != null) {
+            local.watchStuckSends(probe);
+        }
+    }
+
     /**
      * An abort of {@code stream}'s communicator (not a departure) waiting on the remote transport from a rank of
      * another host, its source in the local transport's numbering ({@link #localSource}), or null.

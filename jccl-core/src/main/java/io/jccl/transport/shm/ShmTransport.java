@@ -323,6 +323,7 @@ public final class ShmTransport extends AbstractTransport {
         int done = 0;
         boolean first = true;
         WaitStrategy idle = null;
+        int waits = 0;
         while (first || done < n) {
             int room = first ? maxPayload : maxMessage / elem * elem;
             int m = Math.min(room / elem, n - done);
@@ -342,6 +343,13 @@ public final class ShmTransport extends AbstractTransport {
                 progress();
                 watch.check(dst, "sending to");
                 failIfAborted(dst, header);
+                java.util.function.Function<FrameHeader, RuntimeException> probe = stuckSends;
+                if (probe != null && (++waits & 15) == 0) { // a peer that refused the call never reads its frames
+                    RuntimeException why = probe.apply(header);
+                    if (why != null) {
+                        throw why;
+                    }
+                }
                 idle.idle();
                 continue;
             }
@@ -407,6 +415,14 @@ public final class ShmTransport extends AbstractTransport {
      */
     public void watchOutsideAborts(java.util.function.IntFunction<Frame> probe) {
         outsideAborts = probe;
+    }
+
+    /** What a send that waits for room asks why it should stop ({@link #watchStuckSends}), or null. */
+    private volatile java.util.function.Function<FrameHeader, RuntimeException> stuckSends;
+
+    @Override
+    public void watchStuckSends(java.util.function.Function<FrameHeader, RuntimeException> probe) {
+        stuckSends = probe;
     }
 
     /** Whether a thread holds this rank's ring to {@code dst} (tests). */
