@@ -29,7 +29,7 @@ public final class PeerAbortedException extends JcclException {
     private PeerAbortedException(int rank, OpType op, long seq, int originRank, int outsideOrigin, String reason) {
         super(rank, op, seq, where(rank, op, seq) + " aborted because " + (outsideOrigin >= 0 ? "world rank "
                 + outsideOrigin + " (not in this group) failed" : originRank == rank && rank >= 0
-                ? "this rank failed earlier, and its peers aborted" : "rank " + originRank + " failed") + ": "
+                ? "of this rank's own failure or abort" : "rank " + originRank + " failed") + ": "
                 + reason, null);
         this.originRank = originRank;
         this.outsideOrigin = outsideOrigin;

@@ -465,8 +465,8 @@ public final class CollectiveCall {
             sent = transport.send(w(peer), h, data, deadline());
         } catch (io.jccl.transport.PeerLostException e) {
             throw aborted(e.peer(), e.getMessage());
-        } catch (ProgressExchange.RefusedCall e) { // waiting for room towards a rank that refused this call
-            ProgressExchange.Refusal r = e.refusal();
+        } catch (ProgressExchange.RefusedCall e) { // waiting for room towards a rank that refused this call (never
+            ProgressExchange.Refusal r = e.refusal(); // this rank's own: a rank that refused a call sends none of it)
             throw new PeerAbortedException(self(), signature.op(), signature.sequence(), r.rank, r.reason);
         }
         if (!sent) { // a bounded buffer towards the peer stayed full: the peer has not received, to the deadline

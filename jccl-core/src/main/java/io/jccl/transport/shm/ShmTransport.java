@@ -324,6 +324,7 @@ public final class ShmTransport extends AbstractTransport {
         boolean first = true;
         WaitStrategy idle = null;
         int waits = 0;
+        long nextProbe = 0;
         while (first || done < n) {
             int room = first ? maxPayload : maxMessage / elem * elem;
             int m = Math.min(room / elem, n - done);
@@ -345,9 +346,15 @@ public final class ShmTransport extends AbstractTransport {
                 failIfAborted(dst, header);
                 java.util.function.Function<FrameHeader, RuntimeException> probe = stuckSends;
                 if (probe != null && (++waits & 15) == 0) { // a peer that refused the call never reads its frames
-                    RuntimeException why = probe.apply(header);
-                    if (why != null) {
-                        throw why;
+                    long now = System.nanoTime();
+                    if (nextProbe == 0) { // not in a short wait: the probe reads every peer's control stream
+                        nextProbe = now + PROBE_NANOS;
+                    } else if (now - nextProbe >= 0) {
+                        nextProbe = now + PROBE_NANOS;
+                        RuntimeException why = probe.apply(header);
+                        if (why != null) {
+                            throw why;
+                        }
                     }
                 }
                 idle.idle();
@@ -417,6 +424,8 @@ public final class ShmTransport extends AbstractTransport {
         outsideAborts = probe;
     }
 
+    /** How often a send that waits for room asks {@link #watchStuckSends}'s probe, from its first millisecond on. */
+    private static final long PROBE_NANOS = 1_000_000L;
     /** What a send that waits for room asks why it should stop ({@link #watchStuckSends}), or null. */
     private volatile java.util.function.Function<FrameHeader, RuntimeException> stuckSends;
 
