@@ -59,6 +59,10 @@ public final class Inbox {
     }
 
     private Lane[] lanesOf(int stream) {
+        Lane[] known = lanes.get(stream); // first: the lambda below captures this, and a wait polls in a loop
+        if (known != null) {
+            return known;
+        }
         return lanes.computeIfAbsent(stream, s -> {
             Lane[] l = new Lane[size];
             for (int i = 0; i < size; i++) {

@@ -263,7 +263,16 @@ public final class HybridTransport implements Transport {
 
     @Override
     public void release(Frame frame) {
-        // payload arrays are pooled per transport; either may keep it, neither needs it back
+        // back to the pool of the transport that read it (its source is a world rank here): a TCP reader takes an
+        // array from its pool for every frame that arrives before its receive is posted, and without its arrays back
+        // it allocated one per frame (1 MiB ones in the rings between hosts: humongous to G1, a concurrent cycle
+        // every few calls of a 64 MiB allreduce on the bed)
+        int src = frame.header().source();
+        if (src >= 0 && src < size && isLocal(src)) {
+            local.release(frame);
+        } else {
+            remote.release(frame);
+        }
     }
 
     @Override
