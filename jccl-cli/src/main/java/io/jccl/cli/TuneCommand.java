@@ -57,6 +57,13 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--scale", defaultValue = "1.0", description = "Multiplies the iteration counts (default: ${DEFAULT-VALUE}).")
     double scale;
 
+    @Option(names = "--choices", description = "Also run every algorithm AUTO could pick for allreduce, broadcast "
+            + "and reduce at 4 B, 1 KiB, 64 KiB and 1 MiB, and record for each size the fastest, where the model's own "
+            + "pick took more than 10% longer (else the model's pick), as measured choices in the tuning file: AUTO then "
+            + "follows them on this transport and world size, from a quarter of 4 B to four times 1 MiB. For what the "
+            + "model cannot see, such as more ranks than cores. Not with --hosts.")
+    boolean choices;
+
     @Option(names = "--output", description = "The tuning file to write (default: JCCL_TUNE_FILE or ~/.jccl/tune.properties).")
     File output;
 
@@ -71,6 +78,9 @@ public final class TuneCommand implements Callable<Integer> {
         Options.hosts(spec, hosts);
         if (!(scale > 0)) {
             throw Options.usage(spec, "Invalid value for option '--scale': " + scale + " (it must be above 0)");
+        }
+        if (choices && hosts > 1) {
+            throw Options.usage(spec, "--choices measures the algorithms on one host: not with --hosts");
         }
         if (link != null && hosts < 2) {
             throw Options.usage(spec, "--link limits the links of the test bed: give --hosts 2 or more");
@@ -129,8 +139,14 @@ public final class TuneCommand implements Callable<Integer> {
         if (bed != null) {
             model = measure(model, "shm", CostModel.INTRA_HOST, 2, null, false, 1, steps, out, settings);
         }
+        String name = transport.equals("threads") ? "local" : transport;
+        int arenaBytes = transport.equals("tcp") ? 0 : name.equals("shm") ? settings.shmArenaBytes()
+                : settings.localArenaBytes();
+        if (choices) {
+            model = measureChoices(model, name, arenaBytes, out);
+        }
         model.store(file, bed != null ? "jccl tune --hosts " + hosts + (link != null ? " --link " + link : "")
-                : "jccl tune --transport " + transport + " --ranks " + ranks);
+                : "jccl tune --transport " + transport + " --ranks " + ranks + (choices ? " --choices" : ""));
         progress.wrote(file);
         if (bed != null) { // what AUTO picks across hosts, two ranks on each: shared memory within, these between
             int[] hostOf = new int[2 * hosts];
@@ -142,11 +158,60 @@ public final class TuneCommand implements Callable<Integer> {
                     hosts + " hosts x 2 ranks (shm+tcp)");
             return 0;
         }
-        String name = transport.equals("threads") ? "local" : transport;
-        int arenaBytes = transport.equals("tcp") ? 0 : name.equals("shm") ? settings.shmArenaBytes()
-                : settings.localArenaBytes();
         printChoices(out, new AlgorithmSelector(model, name, arenaBytes, ranks), ranks, transport);
         return 0;
+    }
+
+    /**
+     * {@code model} with measured choices ({@link CostModel#withChoice}) for allreduce, broadcast and reduce on this
+     * transport ({@code name}) and world size: every algorithm that can run here, at 4 B, 1 KiB, 64 KiB and 1 MiB;
+     * per size the fastest where the model's pick took more than 10% longer, else the model's pick (so noise between
+     * near equals does not overrule it).
+     */
+    private CostModel measureChoices(CostModel model, String name, int arenaBytes, PrintStream out) throws Exception {
+        long[] sizes = {4, 1 << 10, 64 << 10, 1 << 20};
+        CostModel base = model.withoutChoices(name, ranks);
+        AlgorithmSelector byModel = new AlgorithmSelector(base, name, arenaBytes, ranks);
+        io.jccl.algorithm.Topology here = new io.jccl.algorithm.Topology(ranks, name, false, arenaBytes > 0,
+                arenaBytes);
+        BenchCommand bench = new BenchCommand();
+        bench.name = "jccl tune";
+        bench.ranks = ranks;
+        bench.transport = transport;
+        bench.scale = scale;
+        CostModel result = base;
+        out.printf("%nMeasured choices (%d ranks over %s), us per call:%n", ranks, transport);
+        for (OpType op : new OpType[] {OpType.ALL_REDUCE, OpType.BROADCAST, OpType.REDUCE}) {
+            java.util.Map<Algorithm, List<Bench.Row>> rows = new java.util.LinkedHashMap<>();
+            for (io.jccl.algorithm.CollectiveAlgorithm a : io.jccl.algorithm.AlgorithmRegistry.standard()
+                    .forOperation(op)) {
+                if (a.unsupported(here) == null && a.algorithm() != Algorithm.ORDERED) {
+                    progress.update(0, 1, "choices: " + op.label() + " " + a.algorithm());
+                    rows.put(a.algorithm(), bench.measure(op, a.algorithm(), sizes));
+                }
+            }
+            progress.clear();
+            if (rows.size() < 2) {
+                continue;
+            }
+            for (int i = 0; i < sizes.length; i++) {
+                Algorithm best = null;
+                for (java.util.Map.Entry<Algorithm, List<Bench.Row>> e : rows.entrySet()) {
+                    if (best == null || e.getValue().get(i).medianUs < rows.get(best).get(i).medianUs) {
+                        best = e.getKey();
+                    }
+                }
+                Algorithm pick = byModel.choose(op, sizes[i]);
+                double bestUs = rows.get(best).get(i).medianUs;
+                List<Bench.Row> picked = rows.get(pick);
+                Algorithm keep = picked == null || picked.get(i).medianUs > 1.1 * bestUs ? best : pick;
+                result = result.withChoice(name, op, ranks, sizes[i], keep);
+                out.printf(Locale.ROOT, "%-10s %8d B: fastest %s %.1f, the model's %s %s -> %s%n", op.label(), sizes[i],
+                        best, bestUs, pick, picked == null ? "-" : String.format(Locale.ROOT, "%.1f",
+                                picked.get(i).medianUs), keep);
+            }
+        }
+        return result;
     }
 
     /**

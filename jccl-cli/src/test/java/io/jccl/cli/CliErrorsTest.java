@@ -58,6 +58,8 @@ class CliErrorsTest {
                 "Invalid value for option '--algorithms': ring is given more than once");
         assertUsageError(Cli.run("bench", "--sizes", "-4"), "bench", "'-4' is not a size");
         assertUsageError(Cli.run("tune", "--large", "16Q"), "tune", "'16Q' is not a size");
+        assertUsageError(Cli.run("tune", "--hosts", "2", "--choices"), "tune",
+                "--choices measures the algorithms on one host: not with --hosts");
     }
 
     /**

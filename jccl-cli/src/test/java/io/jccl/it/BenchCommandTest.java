@@ -160,4 +160,29 @@ class BenchCommandTest {
         io.jccl.pipeline.CostModel model = io.jccl.pipeline.CostModel.load(file);
         assertEquals(alpha, model.link("local")[0]);
     }
+
+    /**
+     * {@code --choices}: every algorithm of allreduce, broadcast and reduce measured at four sizes, a choice per size
+     * in the file, which AUTO on that transport and world size then follows.
+     */
+    @Test
+    void tuneWithChoicesShouldStoreAChoicePerOperationAndSize(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("tune.properties");
+        String out = run("tune", "--transport", "threads", "--ranks", "2", "--large", "64K", "--scale", "0.02",
+                "--choices", "--output", file.toString());
+        assertTrue(out.contains("Measured choices (2 ranks over threads)"), out);
+        java.util.Properties p = new java.util.Properties();
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            p.load(in);
+        }
+        io.jccl.pipeline.CostModel model = io.jccl.pipeline.CostModel.load(file);
+        for (io.jccl.OpType op : new io.jccl.OpType[] {io.jccl.OpType.ALL_REDUCE, io.jccl.OpType.BROADCAST,
+                io.jccl.OpType.REDUCE}) {
+            for (long bytes : new long[] {4, 1 << 10, 64 << 10, 1 << 20}) {
+                String key = "local.choice." + op.name() + ".2." + bytes;
+                assertTrue(p.containsKey(key), key + " in " + p);
+                assertEquals(io.jccl.Algorithm.valueOf(p.getProperty(key)), model.choice("local", op, 2, bytes));
+            }
+        }
+    }
 }

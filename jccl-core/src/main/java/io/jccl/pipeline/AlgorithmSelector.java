@@ -14,7 +14,8 @@ import io.jccl.algorithm.Topology;
  * tuning), the first in {@link Algorithm}'s declaration order on a tie unless the later one wins ties
  * ({@link CollectiveAlgorithm#winsTies}: the hierarchical broadcast up to 64 KiB). The model's parameters come from
  * {@link CostModel} ({@code jccl tune} measures them; defaults otherwise): one pair for messages over the
- * transport, one for its shared arena.
+ * transport, one for its shared arena. Where {@code jccl tune --choices} measured the algorithms of an operation on
+ * this transport and world size, the measured choice comes first ({@link CostModel#choice}).
  *
  * <p>{@link Algorithm#ORDERED} is never chosen here: it costs at least the ring's time, and runs only because
  * deterministic mode ({@code CommunicatorConfig.deterministic()}) or the caller asks for it.
@@ -27,6 +28,11 @@ public final class AlgorithmSelector {
     private final Topology topology;
     private final LinkCost messages;
     private final LinkCost arena;
+    /**
+     * The model, for its measured choices ({@link CostModel#choice}), on a transport of one part whose ranks are not
+     * known to span hosts; null elsewhere (across hosts the tuning measures links, not choices).
+     */
+    private final CostModel measured;
     /** {@link #overlapsHosts()}, decided once. */
     private final boolean overlapsHosts;
     /** Choices made so far, by operation and bytes: the same sizes recur every step of a training loop. */
@@ -67,6 +73,7 @@ public final class AlgorithmSelector {
         // across hosts, the arena is each host's: the local transport's ({@code shm} of {@code shm+tcp})
         this.arena = LinkCost.of(model.arena(acrossHosts ? name.substring(0, plus) : name));
         this.topology = acrossHosts ? topology.withIntraHost(LinkCost.of(model.link(CostModel.INTRA_HOST))) : topology;
+        this.measured = acrossHosts || betweenHosts ? null : model;
         this.overlapsHosts = this.topology.overlapsHosts(messages); // asked on every call across hosts
     }
 
@@ -88,6 +95,13 @@ public final class AlgorithmSelector {
     }
 
     private Algorithm evaluate(OpType op, long bytes) {
+        Algorithm chosen = measured == null ? null : measured.choice(topology.transport(), op, topology.world(), bytes);
+        if (chosen != null) { // measured on this transport and world size: it knows what the model does not
+            CollectiveAlgorithm impl = registry.find(op, chosen);
+            if (impl != null && impl.unsupported(topology) == null) {
+                return chosen;
+            }
+        }
         Algorithm best = Algorithm.resolve(op, Algorithm.AUTO); // point-to-point: no registered algorithm
         double bestCost = Double.MAX_VALUE;
         for (CollectiveAlgorithm a : registry.forOperation(op)) {

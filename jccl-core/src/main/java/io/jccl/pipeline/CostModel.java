@@ -21,6 +21,14 @@ import java.util.Properties;
  * over loopback with every rank on one host, and shared memory where the host runs nothing else. Priced with
  * those, a byte between hosts cost barely more than a byte within one (0.0009 against 0.0007 us/B), and AUTO chose
  * the flat ring over the hierarchical algorithms on the test bed (docs/performance.md, session 23).
+ *
+ * <p>Beside the parameters, measured choices ({@code jccl tune --choices}): {@code tcp.choice.ALL_REDUCE.4.1024=TREE}
+ * says that on {@code tcp} with 4 ranks the allreduce of 1,024 bytes ran fastest (or within 10% of the fastest, where
+ * the model's own pick was) with TREE. The model prices steps and bytes, not what a host's cores add when its ranks
+ * outnumber them (a halving-doubling step's four-way exchange against a tree step's one-way messages); where it was
+ * measured wrong, the measurement decides: AUTO takes the choice of the measured size nearest in log scale, for sizes
+ * from a quarter of the smallest measured to four times the largest, on that transport and world size only
+ * ({@link #choice}). Like the parameters, they are rank 0's on every rank.
  */
 public final class CostModel {
     /** The parameters' name of messages between hosts, in a communicator across hosts. */
@@ -145,6 +153,10 @@ public final class CostModel {
      * @throws NumberFormatException naming the parameter and its value
      */
     private static double check(String key, String value) {
+        if (key.contains(CHOICE)) {
+            checkChoice(key, value);
+            return 0;
+        }
         double v;
         try {
             v = Double.parseDouble(value);
@@ -155,6 +167,94 @@ public final class CostModel {
             throw new NumberFormatException(key + "=" + value + " is not a finite number of 0 or more");
         }
         return v;
+    }
+
+    /** What separates a measured choice's transport from its operation, world size and bytes. */
+    private static final String CHOICE = ".choice.";
+
+    /**
+     * Checks a measured choice: {@code <transport>.choice.<OPERATION>.<ranks>.<bytes>} = an algorithm AUTO may pick.
+     *
+     * @throws NumberFormatException naming the entry and what is wrong with it
+     */
+    private static void checkChoice(String key, String value) {
+        String[] parts = key.substring(key.indexOf(CHOICE) + CHOICE.length()).split("\\.");
+        try {
+            if (parts.length != 3) {
+                throw new IllegalArgumentException("not <transport>.choice.<operation>.<ranks>.<bytes>");
+            }
+            io.jccl.OpType.valueOf(parts[0]);
+            if (Integer.parseInt(parts[1]) < 2 || Long.parseLong(parts[2]) < 1) {
+                throw new IllegalArgumentException("ranks must be 2 or more and bytes 1 or more");
+            }
+            io.jccl.Algorithm a = io.jccl.Algorithm.valueOf(value.trim());
+            if (a == io.jccl.Algorithm.AUTO || a == io.jccl.Algorithm.ORDERED) {
+                throw new IllegalArgumentException(a + " is not a choice AUTO makes");
+            }
+        } catch (IllegalArgumentException e) { // NumberFormatException too
+            throw new NumberFormatException(key + "=" + value + " is not a measured choice: " + e.getMessage());
+        }
+    }
+
+    /** A copy without the measured choices of {@code transport} on {@code ranks} ranks (before they are measured again). */
+    public CostModel withoutChoices(String transport, int ranks) {
+        String t = transport.toLowerCase(Locale.ROOT) + CHOICE;
+        Properties p = new Properties();
+        for (String k : values.stringPropertyNames()) {
+            String[] parts = k.startsWith(t) ? k.substring(t.length()).split("\\.") : null;
+            if (parts == null || parts.length != 3 || !parts[1].equals(Integer.toString(ranks))) {
+                p.setProperty(k, values.getProperty(k));
+            }
+        }
+        return new CostModel(p);
+    }
+
+    /** A copy that records {@code algorithm} as the measured choice for {@code op} of {@code bytes} on {@code ranks}. */
+    public CostModel withChoice(String transport, io.jccl.OpType op, int ranks, long bytes, io.jccl.Algorithm algorithm) {
+        String key = transport.toLowerCase(Locale.ROOT) + CHOICE + op.name() + "." + ranks + "." + bytes;
+        try {
+            checkChoice(key, algorithm.name());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        Properties p = new Properties();
+        p.putAll(values);
+        p.setProperty(key, algorithm.name());
+        return new CostModel(p);
+    }
+
+    /**
+     * The measured choice for {@code op} of {@code bytes} on {@code ranks} ranks of {@code transport}: that of the
+     * measured size nearest in log scale (the smaller on a tie), where {@code bytes} lies between a quarter of the
+     * smallest measured size and four times the largest; null where nothing was measured for that transport,
+     * operation and world size, or {@code bytes} lies outside.
+     */
+    public io.jccl.Algorithm choice(String transport, io.jccl.OpType op, int ranks, long bytes) {
+        String prefix = transport.toLowerCase(Locale.ROOT) + CHOICE + op.name() + "." + ranks + ".";
+        long nearest = -1;
+        long smallest = Long.MAX_VALUE;
+        long largest = 0;
+        String pick = null;
+        double best = Double.MAX_VALUE;
+        double at = Math.log(Math.max(1, bytes));
+        for (String k : values.stringPropertyNames()) {
+            if (!k.startsWith(prefix)) {
+                continue;
+            }
+            long m = Long.parseLong(k.substring(prefix.length()));
+            smallest = Math.min(smallest, m);
+            largest = Math.max(largest, m);
+            double d = Math.abs(Math.log(m) - at);
+            if (d < best - 1e-12 || (Math.abs(d - best) <= 1e-12 && m < nearest)) {
+                best = d;
+                nearest = m;
+                pick = values.getProperty(k).trim();
+            }
+        }
+        if (pick == null || bytes < smallest / 4 || bytes > largest * 4) {
+            return null;
+        }
+        return io.jccl.Algorithm.valueOf(pick);
     }
 
     /**

@@ -61,4 +61,43 @@ class CostModelTest {
         assertEquals(0, CostModel.load(file).link("shm")[0], 0);
         assertEquals(7.0E-4, CostModel.load(file).link("shm")[1], 0);
     }
+
+    /**
+     * Measured choices ({@code jccl tune --choices}): AUTO takes the one of the nearest measured size, on that
+     * transport and world size only, within a quarter of the smallest and four times the largest measured size, and
+     * only an algorithm that can run there; rank 0's text carries them to every rank; a bad entry is refused.
+     */
+    @Test
+    void measuredChoicesDecideWhereTheyWereMeasured() {
+        io.jccl.OpType ar = io.jccl.OpType.ALL_REDUCE;
+        CostModel plain = CostModel.defaults();
+        AlgorithmSelector model = new AlgorithmSelector(plain, "tcp", 0, 4);
+        // over TCP on 4 ranks the model picks halving-doubling for small allreduces (steps tie, fewer bytes)
+        assertEquals(io.jccl.Algorithm.HALVING_DOUBLING, model.choose(ar, 1024));
+        CostModel m = plain.withChoice("tcp", ar, 4, 4, io.jccl.Algorithm.TREE)
+                .withChoice("tcp", ar, 4, 1024, io.jccl.Algorithm.TREE)
+                .withChoice("tcp", ar, 4, 65536, io.jccl.Algorithm.TREE)
+                .withChoice("tcp", ar, 4, 1 << 20, io.jccl.Algorithm.RING);
+        assertEquals(io.jccl.Algorithm.TREE, m.choice("tcp", ar, 4, 1024));
+        assertEquals(io.jccl.Algorithm.TREE, m.choice("tcp", ar, 4, 8192)); // 1 KiB and 64 KiB: the smaller on a tie
+        assertEquals(io.jccl.Algorithm.RING, m.choice("tcp", ar, 4, 4 << 20));
+        assertEquals(null, m.choice("tcp", ar, 4, (4 << 20) + 1)); // beyond: the model's
+        assertEquals(null, m.choice("tcp", ar, 8, 1024)); // another world size
+        assertEquals(null, m.choice("shm", ar, 4, 1024)); // another transport
+        assertEquals(null, m.choice("tcp", io.jccl.OpType.BROADCAST, 4, 1024)); // another operation
+        AlgorithmSelector tuned = new AlgorithmSelector(CostModel.parse(m.toText()), "tcp", 0, 4);
+        assertEquals(io.jccl.Algorithm.TREE, tuned.choose(ar, 1024));
+        assertEquals(io.jccl.Algorithm.RING, tuned.choose(ar, 1 << 20));
+        assertEquals(model.choose(ar, 64 << 20), tuned.choose(ar, 64 << 20));
+        // a choice that cannot run here (no shared arena over TCP) leaves the model's
+        CostModel arena = plain.withChoice("tcp", ar, 4, 1024, io.jccl.Algorithm.SHARED_MEMORY);
+        assertEquals(io.jccl.Algorithm.HALVING_DOUBLING, new AlgorithmSelector(arena, "tcp", 0, 4).choose(ar, 1024));
+        for (String bad : new String[] {"tcp.choice.ALL_REDUCE.4.1024=FASTEST", "tcp.choice.ALL_REDUCE.4.1024=AUTO",
+                "tcp.choice.ALLREDUCE.4.1024=TREE", "tcp.choice.ALL_REDUCE.1.1024=TREE",
+                "tcp.choice.ALL_REDUCE.4=TREE"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CostModel.parse(bad + "\n"),
+                    bad);
+            assertTrue(e.getMessage().contains("is not a measured choice"), e.getMessage());
+        }
+    }
 }
