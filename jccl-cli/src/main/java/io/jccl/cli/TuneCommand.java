@@ -60,7 +60,7 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--choices", description = "Also run every algorithm AUTO could pick for allreduce, broadcast "
             + "and reduce at 4 B, 1 KiB, 64 KiB and 1 MiB, and record for each size the fastest, where the model's own "
             + "pick took more than 10% longer (else the model's pick), as measured choices in the tuning file: AUTO then "
-            + "follows them on this transport and world size, from a quarter of 4 B to four times 1 MiB. For what the "
+            + "follows them on this transport and communicator size, from a quarter of 4 B to four times 1 MiB. For what the "
             + "model cannot see, such as more ranks than cores. Not with --hosts.")
     boolean choices;
 

@@ -27,7 +27,7 @@ import java.util.Properties;
  * the model's own pick was) with TREE. The model prices steps and bytes, not what a host's cores add when its ranks
  * outnumber them (a halving-doubling step's four-way exchange against a tree step's one-way messages); where it was
  * measured wrong, the measurement decides: AUTO takes the choice of the measured size nearest in log scale, for sizes
- * from a quarter of the smallest measured to four times the largest, on that transport and world size only
+ * from a quarter of the smallest measured to four times the largest, on that transport and communicator size only
  * ({@link #choice}). Like the parameters, they are rank 0's on every rank.
  */
 public final class CostModel {
@@ -178,14 +178,19 @@ public final class CostModel {
      * @throws NumberFormatException naming the entry and what is wrong with it
      */
     private static void checkChoice(String key, String value) {
-        String[] parts = key.substring(key.indexOf(CHOICE) + CHOICE.length()).split("\\.");
+        String transport = key.substring(0, key.indexOf(CHOICE));
+        String[] parts = key.substring(key.indexOf(CHOICE) + CHOICE.length()).split("\\.", -1);
         try {
-            if (parts.length != 3) {
-                throw new IllegalArgumentException("not <transport>.choice.<operation>.<ranks>.<bytes>");
+            if (parts.length != 3 || transport.isEmpty() || !transport.equals(transport.toLowerCase(Locale.ROOT))) {
+                throw new IllegalArgumentException("not <transport>.choice.<operation>.<ranks>.<bytes>, the transport "
+                        + "in lower case");
             }
             io.jccl.OpType.valueOf(parts[0]);
-            if (Integer.parseInt(parts[1]) < 2 || Long.parseLong(parts[2]) < 1) {
-                throw new IllegalArgumentException("ranks must be 2 or more and bytes 1 or more");
+            int ranks = Integer.parseInt(parts[1]);
+            long bytes = Long.parseLong(parts[2]);
+            if (ranks < 2 || bytes < 1 || !parts[1].equals(Integer.toString(ranks))
+                    || !parts[2].equals(Long.toString(bytes))) {
+                throw new IllegalArgumentException("ranks must be 2 or more and bytes 1 or more, in plain digits");
             }
             io.jccl.Algorithm a = io.jccl.Algorithm.valueOf(value.trim());
             if (a == io.jccl.Algorithm.AUTO || a == io.jccl.Algorithm.ORDERED) {
@@ -196,7 +201,7 @@ public final class CostModel {
         }
     }
 
-    /** A copy without the measured choices of {@code transport} on {@code ranks} ranks (before they are measured again). */
+    /** A copy without the measured choices of {@code transport} on {@code ranks} ranks (to be measured again). */
     public CostModel withoutChoices(String transport, int ranks) {
         String t = transport.toLowerCase(Locale.ROOT) + CHOICE;
         Properties p = new Properties();
@@ -210,7 +215,8 @@ public final class CostModel {
     }
 
     /** A copy that records {@code algorithm} as the measured choice for {@code op} of {@code bytes} on {@code ranks}. */
-    public CostModel withChoice(String transport, io.jccl.OpType op, int ranks, long bytes, io.jccl.Algorithm algorithm) {
+    public CostModel withChoice(String transport, io.jccl.OpType op, int ranks, long bytes,
+                                io.jccl.Algorithm algorithm) {
         String key = transport.toLowerCase(Locale.ROOT) + CHOICE + op.name() + "." + ranks + "." + bytes;
         try {
             checkChoice(key, algorithm.name());
@@ -251,7 +257,8 @@ public final class CostModel {
                 pick = values.getProperty(k).trim();
             }
         }
-        if (pick == null || bytes < smallest / 4 || bytes > largest * 4) {
+        long above = largest > Long.MAX_VALUE / 4 ? Long.MAX_VALUE : largest * 4;
+        if (pick == null || bytes < smallest / 4 || bytes > above) {
             return null;
         }
         return io.jccl.Algorithm.valueOf(pick);

@@ -184,7 +184,9 @@ public final class SubTransport implements Transport {
 
     @Override
     public void release(Frame frame) {
-        parent.release(frame);
+        // in the parent's numbering, by which a transport of two parts (HybridTransport) finds the pool it came from
+        parent.release(frame.header().isAbort() ? frame
+                : frame.withHeader(frame.header().withSource(toParentSource(frame.header().source()))));
     }
 
     @Override

@@ -82,6 +82,7 @@ class CostModelTest {
         assertEquals(io.jccl.Algorithm.TREE, m.choice("tcp", ar, 4, 8192)); // 1 KiB and 64 KiB: the smaller on a tie
         assertEquals(io.jccl.Algorithm.RING, m.choice("tcp", ar, 4, 4 << 20));
         assertEquals(null, m.choice("tcp", ar, 4, (4 << 20) + 1)); // beyond: the model's
+        assertEquals(null, m.choice("tcp", ar, 4, Long.MAX_VALUE));
         assertEquals(null, m.choice("tcp", ar, 8, 1024)); // another world size
         assertEquals(null, m.choice("shm", ar, 4, 1024)); // another transport
         assertEquals(null, m.choice("tcp", io.jccl.OpType.BROADCAST, 4, 1024)); // another operation
@@ -94,7 +95,8 @@ class CostModelTest {
         assertEquals(io.jccl.Algorithm.HALVING_DOUBLING, new AlgorithmSelector(arena, "tcp", 0, 4).choose(ar, 1024));
         for (String bad : new String[] {"tcp.choice.ALL_REDUCE.4.1024=FASTEST", "tcp.choice.ALL_REDUCE.4.1024=AUTO",
                 "tcp.choice.ALLREDUCE.4.1024=TREE", "tcp.choice.ALL_REDUCE.1.1024=TREE",
-                "tcp.choice.ALL_REDUCE.4=TREE"}) {
+                "tcp.choice.ALL_REDUCE.4=TREE", "tcp.choice.ALL_REDUCE.4.1024.=TREE",
+                "tcp.choice.ALL_REDUCE.04.1024=TREE", "TCP.choice.ALL_REDUCE.4.1024=TREE"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CostModel.parse(bad + "\n"),
                     bad);
             assertTrue(e.getMessage().contains("is not a measured choice"), e.getMessage());
