@@ -99,15 +99,22 @@ public final class Bench {
          * they ran; else null.
          */
         public final double[] runsUs;
+        /**
+         * Nanoseconds per round trip of a cache line between rank 0's and rank 1's cores just before the row was
+         * timed ({@link CoreRoundTrip}; the median of the runs' where the row is several runs'), NaN where not
+         * measured.
+         */
+        public final double coreRoundTripNs;
 
         public Row(OpType op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
                    double cpuSecondsPerOp, double inPlaceUs) {
-            this(op, algorithm, bytes, count, world, medianUs, wrong, cpuSecondsPerOp, inPlaceUs, null);
+            this(op, algorithm, bytes, count, world, medianUs, wrong, cpuSecondsPerOp, inPlaceUs, null, Double.NaN);
         }
 
         public Row(OpType op, String algorithm, long bytes, long count, int world, double medianUs, long wrong,
-                   double cpuSecondsPerOp, double inPlaceUs, double[] runsUs) {
+                   double cpuSecondsPerOp, double inPlaceUs, double[] runsUs, double coreRoundTripNs) {
             this.runsUs = runsUs;
+            this.coreRoundTripNs = coreRoundTripNs;
             this.inPlaceUs = inPlaceUs;
             this.op = op;
             this.algorithm = algorithm;
@@ -163,15 +170,24 @@ public final class Bench {
      */
     public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
                                 boolean registered) {
-        return run(comm, op, algorithm, sizes, scale, registered, null);
+        return run(comm, op, algorithm, sizes, scale, registered, false, null);
     }
 
     /**
      * As {@link #run(Communicator, OpType, Algorithm, long[], double, boolean)}; {@code sizeDone}, unless null, is
-     * given the bytes of each size as soon as its row is measured (for a progress line).
+     * given the bytes of each size as soon as its row is measured (for a progress line); with {@code coreRoundTrip}
+     * (the same on every rank), each row also has the round trip between rank 0's and rank 1's cores measured just
+     * before it ({@link CoreRoundTrip}).
      */
     public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
-                                boolean registered, java.util.function.LongConsumer sizeDone) {
+                                boolean registered, boolean coreRoundTrip, java.util.function.LongConsumer sizeDone) {
+        try (CoreRoundTrip rtt = CoreRoundTrip.open(comm, coreRoundTrip)) {
+            return run(comm, op, algorithm, sizes, scale, registered, rtt, sizeDone);
+        }
+    }
+
+    private static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
+                                 boolean registered, CoreRoundTrip rtt, java.util.function.LongConsumer sizeDone) {
         boolean reg = registered;
         List<Row> rows = new ArrayList<>();
         int n = comm.size();
@@ -250,6 +266,7 @@ public final class Bench {
             int count = rowCount(op, bytes, n);
             int[] it = iterations(4L * count, scale);
             Sample row = new Sample(comm, count, it[1], reg, inPlace);
+            double coreNs = rtt.measure(); // after the row's arrays are made: the nearest to its timed calls
             double cpu = measure(comm, op, opts, row, it[0], cpuClock);
             long[] excluded = {row.excluded};
             if (sharing > 1) { // ranks that are threads: every rank's refills and checks are this process's CPU
@@ -276,7 +293,7 @@ public final class Bench {
             String algoName = opts.algorithm() != Algorithm.AUTO ? opts.algorithm().name()
                     : "AUTO:" + autoChoice(comm, op, bytes).name();
             rows.add(new Row(op, algoName + (reg ? "+reg" : ""), 4L * count, count, n, median, w[0], cpuSeconds,
-                    inPlaceMedian));
+                    inPlaceMedian, null, coreNs));
             if (sizeDone != null) {
                 sizeDone.accept(bytes);
             }
@@ -485,6 +502,7 @@ public final class Bench {
             double[] t = new double[runs.size()];
             double[] inPlace = new double[runs.size()];
             double[] cpu = new double[runs.size()];
+            double[] rtt = new double[runs.size()];
             long wrong = 0;
             for (int k = 0; k < runs.size(); k++) {
                 Row r = runs.get(k).get(i);
@@ -495,15 +513,31 @@ public final class Bench {
                 t[k] = r.medianUs;
                 inPlace[k] = r.inPlaceUs;
                 cpu[k] = r.cpuSecondsPerOp;
+                rtt[k] = r.coreRoundTripNs;
                 wrong += r.wrong;
             }
             Row f = first.get(i);
             double[] resolved = Arrays.stream(cpu).filter(c -> !Double.isNaN(c)).toArray(); // NaN: under the clock
             out.add(new Row(f.op, f.algorithm, f.bytes, f.count, f.world, median(t), wrong,
                     resolved.length == 0 ? Double.NaN : median(resolved),
-                    Double.isNaN(f.inPlaceUs) ? Double.NaN : median(inPlace), t));
+                    Double.isNaN(f.inPlaceUs) ? Double.NaN : median(inPlace), t, medianOfMeasured(rtt)));
         }
         return out;
+    }
+
+    /** How far apart two rows' core round trips may be before their ratio compares placements ({@link CoreRoundTrip}). */
+    public static final double PLACEMENT_SPREAD = 1.5;
+
+    /** Whether both round trips were measured and lie more than {@link #PLACEMENT_SPREAD} apart. */
+    public static boolean placementsDiffer(double ns, double otherNs) {
+        return !Double.isNaN(ns) && !Double.isNaN(otherNs)
+                && Math.max(ns, otherNs) > PLACEMENT_SPREAD * Math.min(ns, otherNs);
+    }
+
+    /** The median of the values that are not NaN; NaN if none is. */
+    public static double medianOfMeasured(double[] values) {
+        double[] measured = Arrays.stream(values).filter(v -> !Double.isNaN(v)).toArray();
+        return measured.length == 0 ? Double.NaN : median(measured);
     }
 
     /** Each size's median over several runs of a peer's times (the same sizes in each). */

@@ -45,8 +45,12 @@ import java.util.concurrent.TimeUnit;
                 + "(time) and in place (inplace: the input is this rank's block of the output, or the output this "
                 + "rank's block of the input); cpu is the CPU time per call of rank 0's process, all its threads (transport readers, GC and JIT too; with threads, the process's divided by the ranks), the barrier before each call included, the harness's refills and checks not; '-' where the row took under 0.2 s of CPU, which the 10 ms clock cannot resolve. With --compare gloo,mpi, torch's "
                 + "gloo and Open MPI run the same sizes in the same session and each row shows their time and the "
-                + "ratio. With --algorithms auto and others, each collective's table ends with AUTO's time over the "
-                + "fastest explicit row's at each size.",
+                + "ratio. Where 2 or more ranks fit this host's cores (not on the bed), rtt is the round trip of a "
+                + "cache line between rank 0's and rank 1's cores measured by those ranks just before the row "
+                + "(jccl/Open MPI with --compare mpi): on a virtual machine it moves with where the host puts the "
+                + "virtual CPUs, and a small call's time with it; a ratio whose two rows ran more than 1.5x apart in "
+                + "it is marked '*'. With --algorithms auto and others, each collective's table ends with AUTO's "
+                + "time over the fastest explicit row's at each size.",
             "",
             "Progress goes to stderr (a line in place on a terminal, else a line per algorithm and peer measured); "
                 + "stdout has the table only."})
@@ -258,9 +262,11 @@ public final class BenchCommand implements Callable<Integer> {
                 "; median of %d interleaved runs", rounds));
         Map<String, List<Bench.Row>> series = new LinkedHashMap<>();
         Map<String, Map<String, double[]>> peers = new LinkedHashMap<>();
+        Map<String, Map<String, double[]>> peersCoreNs = new LinkedHashMap<>(); // NaN where not measured
         List<String> peerNames = compare == null ? List.of() : compare;
         for (String peer : peerNames) {
             peers.put(peer, new LinkedHashMap<>());
+            peersCoreNs.put(peer, new LinkedHashMap<>());
             // the peers' conditions are theirs, not jccl's: said, so that a ratio is read with them
             out.println(peer.equals("mpi") ? "# Open MPI: " + ranks + " processes under mpirun on this host (its "
                     + "shared memory), same sizes and method (mpi_bench.c)"
@@ -304,7 +310,8 @@ public final class BenchCommand implements Callable<Integer> {
                     progress.update(stepsDone, stepsTotal, what);
                     int done = stepsDone;
                     if (item instanceof String) {
-                        runs.get(item).add(item.equals("gloo") ? glooTimes(op, bytes) : mpiTimes(op, bytes));
+                        runs.get(item).add(item.equals("gloo") ? new PeerRun(glooTimes(op, bytes), null)
+                                : mpiTimes(op, bytes));
                     } else {
                         runs.get(item).add(measure(op, (Algorithm) item, bytes, b -> progress.update(done, stepsTotal,
                                 what + ", " + b + " bytes measured")));
@@ -313,7 +320,23 @@ public final class BenchCommand implements Callable<Integer> {
                 }
             }
             for (String peer : peerNames) {
-                peers.get(peer).put(Bench.label(op), Bench.medianOfRuns(runs.get(peer).toArray(new double[0][])));
+                List<PeerRun> of = new ArrayList<>();
+                for (Object r : runs.get(peer)) {
+                    of.add((PeerRun) r);
+                }
+                peers.get(peer).put(Bench.label(op), Bench.medianOfRuns(of.stream().map(PeerRun::us)
+                        .toArray(double[][]::new)));
+                double[] core = new double[bytes.length];
+                for (int i = 0; i < core.length; i++) {
+                    final int at = i;
+                    core[i] = Bench.medianOfMeasured(of.stream().mapToDouble(r -> r.coreNs() == null ? Double.NaN
+                            : r.coreNs()[at]).toArray());
+                }
+                peersCoreNs.get(peer).put(Bench.label(op), core);
+            }
+            boolean anyCoreNs = coreRoundTrip();
+            if (anyCoreNs) {
+                head.append(String.format(" %12s", "rtt(ns)"));
             }
             progress.clear();
             out.println();
@@ -322,6 +345,7 @@ public final class BenchCommand implements Callable<Integer> {
                     "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong", "cpu(us)", "inplace(us)", head);
             List<Bench.Row> autoRows = null;
             List<List<Bench.Row>> explicitRows = new ArrayList<>();
+            boolean placementsDiffer = false;
             for (Algorithm algorithm : plan.get(op)) {
                 List<List<Bench.Row>> measured = new ArrayList<>();
                 for (Object r : runs.get(algorithm)) {
@@ -340,9 +364,21 @@ public final class BenchCommand implements Callable<Integer> {
                     Bench.Row r = rows.get(i);
                     ok &= r.wrong == 0;
                     StringBuilder peer = new StringBuilder();
+                    StringBuilder core = new StringBuilder(fmtNs(r.coreRoundTripNs));
                     for (String name : peerNames) {
                         double[] g = peers.get(name).get(Bench.label(op));
-                        peer.append(String.format(Locale.ROOT, " %12.1f %10.2f", g[i], g[i] / r.medianUs));
+                        double theirs = peersCoreNs.get(name).get(Bench.label(op))[i];
+                        // a ratio of rows whose cores' round trips differ that much compares placements (CoreRoundTrip)
+                        boolean differ = Bench.placementsDiffer(r.coreRoundTripNs, theirs);
+                        placementsDiffer |= differ;
+                        peer.append(String.format(Locale.ROOT, " %12.1f %10s", g[i], String.format(Locale.ROOT,
+                                "%.2f", g[i] / r.medianUs) + (differ ? "*" : "")));
+                        if (!Double.isNaN(theirs)) {
+                            core.append('/').append(fmtNs(theirs));
+                        }
+                    }
+                    if (anyCoreNs) {
+                        peer.append(String.format(" %12s", core));
                     }
                     out.printf(Locale.ROOT, "%12d %12d %7s %6s %5s %18s %12.2f %9.3f %9.3f %7d %9s %12s%s%n",
                             r.bytes, r.count,
@@ -353,6 +389,15 @@ public final class BenchCommand implements Callable<Integer> {
                                     : String.format(Locale.ROOT, "%.1f", r.cpuSecondsPerOp * 1e6), Double.isNaN(r.inPlaceUs) ? "-"
                                     : String.format(Locale.ROOT, "%.2f", r.inPlaceUs), peer);
                 }
+            }
+            if (anyCoreNs) {
+                out.println("# rtt(ns): the round trip of a cache line between rank 0's and rank 1's cores just before "
+                        + "the row (jccl" + (peerNames.contains("mpi") ? "/Open MPI" : "") + "), which a small "
+                        + "call's time follows");
+            }
+            if (placementsDiffer) {
+                out.println("# *: the two rows ran with round trips more than 1.5x apart, so the ratio compares the "
+                        + "machine's placements of the cores as much as the libraries (docs/performance.md, session 36)");
             }
             List<String> against = Bench.autoAgainstBest(autoRows, explicitRows);
             if (!against.isEmpty()) {
@@ -384,7 +429,7 @@ public final class BenchCommand implements Callable<Integer> {
                     t[0] / t[1]);
         }
         if (json != null) {
-            writeJson(series, peers);
+            writeJson(series, peers, peersCoreNs);
             progress.wrote(json);
         }
         if (plot != null) {
@@ -411,6 +456,23 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /** What a peer's run gives: its median time per size, and its cores' round trip per size (null: not measured). */
+    record PeerRun(double[] us, double[] coreNs) {
+    }
+
+    /**
+     * Whether the ranks measure the round trip between rank 0's and rank 1's cores before each row
+     * ({@link io.jccl.bench.CoreRoundTrip}): two or more ranks on this host, no more than its cores (oversubscribed
+     * ranks would spin against each other), not on the simulated hosts of the bed.
+     */
+    boolean coreRoundTrip() {
+        return bed == null && ranks >= 2 && ranks <= Runtime.getRuntime().availableProcessors();
+    }
+
+    private static String fmtNs(double ns) {
+        return Double.isNaN(ns) ? "-" : String.format(Locale.ROOT, "%.0f", ns);
+    }
+
     List<Bench.Row> measure(OpType op, Algorithm algorithm, long[] bytes) throws Exception {
         return measure(op, algorithm, bytes, null);
     }
@@ -420,13 +482,16 @@ public final class BenchCommand implements Callable<Integer> {
             throws Exception {
         if (transport.equals("threads")) {
             return Jccl.runThreads(ranks, comm -> Bench.run(comm, op, algorithm, bytes, scale, registered,
-                    comm.rank() == 0 ? sizeDone : null)).get(0);
+                    coreRoundTrip(), comm.rank() == 0 ? sizeDone : null)).get(0);
         }
         try (WorkDir work = WorkDir.create("jccl-bench-")) {
             List<String> args = new ArrayList<>(List.of("bench-worker", work.resolve("rows.json").toString(),
                     Bench.cliName(op).toUpperCase(Locale.ROOT), algorithm.name(), Double.toString(scale)));
             if (registered) {
                 args.add("--registered");
+            }
+            if (coreRoundTrip()) {
+                args.add("--core-round-trip");
             }
             for (long b : bytes) {
                 args.add(Long.toString(b));
@@ -535,7 +600,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** Open MPI on the same sizes: the project's mpi_bench.c, compiled with mpicc, run with mpirun. */
-    double[] mpiTimes(OpType op, long[] bytes) throws Exception {
+    PeerRun mpiTimes(OpType op, long[] bytes) throws Exception {
         try (WorkDir work = WorkDir.create("jccl-mpi-bench-")) {
             Path src = work.resolve("mpi_bench.c");
             try (InputStream in = Bench.class.getResourceAsStream("mpi_bench.c")) {
@@ -561,6 +626,9 @@ public final class BenchCommand implements Callable<Integer> {
             List<String> cmd = new ArrayList<>(List.of(mpirun, "--allow-run-as-root", "--oversubscribe", "-np",
                     Integer.toString(ranks), exe.toString(), outFile.toString(), Bench.label(op),
                     Double.toString(scale)));
+            if (coreRoundTrip()) {
+                cmd.add("rtt");
+            }
             for (long b : bytes) {
                 cmd.add(Long.toString(b));
             }
@@ -577,10 +645,13 @@ public final class BenchCommand implements Callable<Integer> {
             }
             JsonNode rows = new ObjectMapper().readTree(outFile.toFile());
             double[] t = new double[rows.size()];
+            double[] core = new double[rows.size()];
             for (int i = 0; i < t.length; i++) {
                 t[i] = rows.get(i).get("medianUs").asDouble();
+                double ns = rows.get(i).path("coreRoundTripNs").asDouble(-1);
+                core[i] = ns < 0 ? Double.NaN : ns;
             }
-            return t;
+            return new PeerRun(t, core);
         }
     }
 
@@ -589,8 +660,8 @@ public final class BenchCommand implements Callable<Integer> {
         return d.toSeconds() % 60 == 0 ? d.toMinutes() + " min" : d.toSeconds() + " s";
     }
 
-    private void writeJson(Map<String, List<Bench.Row>> series, Map<String, Map<String, double[]>> peers)
-            throws java.io.IOException {
+    private void writeJson(Map<String, List<Bench.Row>> series, Map<String, Map<String, double[]>> peers,
+                           Map<String, Map<String, double[]>> peersCoreNs) throws java.io.IOException {
         ObjectMapper m = new ObjectMapper();
         ObjectNode root = m.createObjectNode();
         root.put("ranks", ranks);
@@ -620,8 +691,15 @@ public final class BenchCommand implements Callable<Integer> {
                         each.add(t);
                     }
                 }
+                if (!Double.isNaN(r.coreRoundTripNs)) {
+                    n.put("coreRoundTripNs", r.coreRoundTripNs);
+                }
                 for (Map.Entry<String, Map<String, double[]>> p : peers.entrySet()) {
                     n.put(p.getKey() + "TimeUs", p.getValue().get(Bench.label(r.op))[i]);
+                    double ns = peersCoreNs.get(p.getKey()).get(Bench.label(r.op))[i];
+                    if (!Double.isNaN(ns)) {
+                        n.put(p.getKey() + "CoreRoundTripNs", ns);
+                    }
                 }
             }
         }

@@ -37,6 +37,9 @@ public final class BenchWorkerCommand implements Callable<Integer> {
     @picocli.CommandLine.Option(names = "--registered")
     boolean registered;
 
+    @picocli.CommandLine.Option(names = "--core-round-trip")
+    boolean coreRoundTrip;
+
     @picocli.CommandLine.Option(names = "--late-peer")
     double latePeer;
 
@@ -51,14 +54,15 @@ public final class BenchWorkerCommand implements Callable<Integer> {
                 return 0;
             }
             List<Bench.Row> rows = Bench.run(comm, Bench.parse(op), Algorithm.valueOf(algorithm), sizes, scale,
-                    registered);
+                    registered, coreRoundTrip, null);
             if (comm.rank() == 0) {
                 ObjectMapper m = new ObjectMapper();
                 ArrayNode arr = m.createArrayNode();
                 for (Bench.Row r : rows) {
                     arr.addObject().put("algorithm", r.algorithm).put("bytes", r.bytes).put("count", r.count)
                             .put("timeUs", r.medianUs).put("wrong", r.wrong).put("cpu", Double.isNaN(r.cpuSecondsPerOp) ? -1 : r.cpuSecondsPerOp)
-                            .put("inPlaceUs", Double.isNaN(r.inPlaceUs) ? -1 : r.inPlaceUs);
+                            .put("inPlaceUs", Double.isNaN(r.inPlaceUs) ? -1 : r.inPlaceUs)
+                            .put("coreRoundTripNs", Double.isNaN(r.coreRoundTripNs) ? -1 : r.coreRoundTripNs);
                 }
                 m.writeValue(out.toFile(), arr);
             }
@@ -71,7 +75,8 @@ public final class BenchWorkerCommand implements Callable<Integer> {
         for (JsonNode n : new ObjectMapper().readTree(file.toFile())) {
             rows.add(new Bench.Row(op, n.get("algorithm").asText(), n.get("bytes").asLong(), n.get("count").asLong(),
                     world, n.get("timeUs").asDouble(), n.get("wrong").asLong(), n.get("cpu").asDouble() < 0 ? Double.NaN : n.get("cpu").asDouble(),
-                    n.get("inPlaceUs").asDouble() < 0 ? Double.NaN : n.get("inPlaceUs").asDouble()));
+                    n.get("inPlaceUs").asDouble() < 0 ? Double.NaN : n.get("inPlaceUs").asDouble(), null,
+                    n.get("coreRoundTripNs").asDouble() < 0 ? Double.NaN : n.get("coreRoundTripNs").asDouble()));
         }
         return rows;
     }

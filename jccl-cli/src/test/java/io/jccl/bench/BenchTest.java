@@ -103,4 +103,23 @@ class BenchTest {
                 List.of(List.of(row("TREE", 4, 10.0, 0, Double.NaN))));
         assertTrue(same.get(0).endsWith("AUTO:TREE, best TREE 10.00 us"), same.get(0)); // nothing more to say
     }
+
+    /** Rows whose cores' round trips lie more than 1.5x apart are marked; a side not measured marks nothing. */
+    @Test
+    void placementsDifferOnlyWhereBothRoundTripsWereMeasuredAndLieApart() {
+        assertTrue(Bench.placementsDiffer(100, 430));
+        assertTrue(Bench.placementsDiffer(430, 100));
+        assertTrue(!Bench.placementsDiffer(100, 149));
+        assertTrue(!Bench.placementsDiffer(100, Double.NaN));
+        assertTrue(!Bench.placementsDiffer(Double.NaN, Double.NaN));
+        assertEquals(200, Bench.medianOfMeasured(new double[] {Double.NaN, 100, 200, 300}), 0);
+        assertTrue(Double.isNaN(Bench.medianOfMeasured(new double[] {Double.NaN})));
+        // the median of runs keeps the median of the runs' round trips
+        List<Bench.Row> rows = Bench.medianOfRuns(List.of(
+                List.of(new Bench.Row(OpType.ALL_REDUCE, "RING", 4, 1, 2, 1.0, 0, Double.NaN, Double.NaN, null, 400)),
+                List.of(new Bench.Row(OpType.ALL_REDUCE, "RING", 4, 1, 2, 2.0, 0, Double.NaN, Double.NaN, null,
+                        Double.NaN)),
+                List.of(new Bench.Row(OpType.ALL_REDUCE, "RING", 4, 1, 2, 3.0, 0, Double.NaN, Double.NaN, null, 100))));
+        assertEquals(250, rows.get(0).coreRoundTripNs, 0);
+    }
 }

@@ -133,6 +133,54 @@ class BenchCommandTest {
         return err.toString();
     }
 
+    /**
+     * With two ranks that fit the cores, both jccl's ranks and Open MPI's measure the round trip between rank 0's and
+     * rank 1's cores before each row (io.jccl.bench.CoreRoundTrip, mpi_bench.c's "rtt"), shown as jccl/Open MPI
+     * nanoseconds and kept in --json; a ratio whose two sides ran more than 1.5x apart in that round trip is marked.
+     * With more ranks than cores nobody measures it. Outside CI without Open MPI this is reported as skipped; in CI
+     * Open MPI is required (scripts/test.sh installs it) and a missing one fails.
+     */
+    @Test
+    void shouldMeasureTheCoresRoundTripBesideEachRowOfJcclAndOpenMpi(@TempDir Path dir) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(onPath("mpicc") && onPath("mpirun")
+                || "true".equalsIgnoreCase(System.getenv("CI")), "Open MPI (mpicc, mpirun) not on the PATH");
+        Path json = dir.resolve("rows.json");
+        String out = run("bench", "--transport", "shm", "--ranks", "2", "--ops", "allreduce", "--sizes", "4,1K",
+                "--scale", "0.05", "--compare", "mpi", "--json", json.toString());
+        boolean fits = Runtime.getRuntime().availableProcessors() >= 2;
+        assertEquals(fits, out.contains("mpi/jccl      rtt(ns)"), out);
+        JsonNode rows = new ObjectMapper().readTree(json.toFile()).get("rows");
+        assertEquals(2, rows.size(), rows.toString());
+        for (JsonNode r : rows) {
+            assertTrue(r.get("mpiTimeUs").asDouble() > 0, r.toString());
+            assertEquals(fits, r.has("coreRoundTripNs") && r.has("mpiCoreRoundTripNs"), r.toString());
+            if (fits) { // a core-to-core round trip takes tens to hundreds of nanoseconds, never nothing
+                double jccl = r.get("coreRoundTripNs").asDouble();
+                double mpi = r.get("mpiCoreRoundTripNs").asDouble();
+                assertTrue(jccl > 5 && jccl < 1e6 && mpi > 5 && mpi < 1e6, r.toString());
+                String cell = String.format(java.util.Locale.ROOT, "%.0f/%.0f", jccl, mpi);
+                assertTrue(out.lines().anyMatch(l -> l.trim().startsWith(r.get("bytes").asText() + " ")
+                        && l.endsWith(" " + cell)), cell + " in\n" + out);
+                boolean apart = Math.max(jccl, mpi) > 1.5 * Math.min(jccl, mpi);
+                assertEquals(apart, out.lines().anyMatch(l -> l.trim().startsWith(r.get("bytes").asText() + " ")
+                        && l.contains("* ")), out);
+            }
+        }
+        // more ranks than cores: no rank measures it (they would spin against each other)
+        String over = run("bench", "--transport", "shm", "--ranks", Integer.toString(
+                Runtime.getRuntime().availableProcessors() + 1), "--ops", "allreduce", "--sizes", "4", "--scale", "0.02");
+        assertTrue(!over.contains("rtt(ns)"), over);
+    }
+
+    private static boolean onPath(String command) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            if (!d.isEmpty() && Files.isExecutable(Path.of(d, command))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Test
     void shouldMeasureGlooInTheSameRun() {
         String[] why = new String[1];
