@@ -112,6 +112,7 @@ int main(int argc, char **argv) {
             MPI_Barrier(MPI_COMM_WORLD);
             rtt_on = 1;
         }
+        MPI_Comm_free(&node); /* the window keeps what it needs */
     }
     FILE *f = rank == 0 ? fopen(out, "w") : NULL;
     if (f) fprintf(f, "[");
