@@ -181,9 +181,7 @@ public final class Bench {
      */
     public static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,
                                 boolean registered, boolean coreRoundTrip, java.util.function.LongConsumer sizeDone) {
-        try (CoreRoundTrip rtt = CoreRoundTrip.open(comm, coreRoundTrip)) {
-            return run(comm, op, algorithm, sizes, scale, registered, rtt, sizeDone);
-        }
+        return run(comm, op, algorithm, sizes, scale, registered, CoreRoundTrip.open(comm, coreRoundTrip), sizeDone);
     }
 
     private static List<Row> run(Communicator comm, OpType op, Algorithm algorithm, long[] sizes, double scale,

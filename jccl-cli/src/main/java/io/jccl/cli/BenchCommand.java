@@ -293,7 +293,7 @@ public final class BenchCommand implements Callable<Integer> {
         for (OpType op : opTypes) {
             StringBuilder head = new StringBuilder();
             for (String peer : peerNames) {
-                head.append(String.format(" %12s %10s", peer + "(us)", peer + "/jccl"));
+                head.append(String.format(" %12s %10s ", peer + "(us)", peer + "/jccl")); // and a mark's place
             }
             // peers and algorithms, each run once a round, round k starting k places further along
             List<Object> items = new ArrayList<>(peerNames);
@@ -371,8 +371,8 @@ public final class BenchCommand implements Callable<Integer> {
                         // a ratio of rows whose cores' round trips differ that much compares placements (CoreRoundTrip)
                         boolean differ = Bench.placementsDiffer(r.coreRoundTripNs, theirs);
                         placementsDiffer |= differ;
-                        peer.append(String.format(Locale.ROOT, " %12.1f %10s", g[i], String.format(Locale.ROOT,
-                                "%.2f", g[i] / r.medianUs) + (differ ? "*" : "")));
+                        peer.append(String.format(Locale.ROOT, " %12.1f %10.2f%s", g[i], g[i] / r.medianUs,
+                                differ ? "*" : " "));
                         if (!Double.isNaN(theirs)) {
                             core.append('/').append(fmtNs(theirs));
                         }
@@ -392,8 +392,8 @@ public final class BenchCommand implements Callable<Integer> {
             }
             if (anyCoreNs) {
                 out.println("# rtt(ns): the round trip of a cache line between rank 0's and rank 1's cores just before "
-                        + "the row (jccl" + (peerNames.contains("mpi") ? "/Open MPI" : "") + "), which a small "
-                        + "call's time follows");
+                        + "the row (jccl" + (peerNames.contains("mpi") ? "/Open MPI" : "") + (rounds > 1
+                        ? "; the median of the runs'" : "") + "), which a small call's time follows");
             }
             if (placementsDiffer) {
                 out.println("# *: the two rows ran with round trips more than 1.5x apart, so the ratio compares the "
@@ -466,7 +466,7 @@ public final class BenchCommand implements Callable<Integer> {
      * ranks would spin against each other), not on the simulated hosts of the bed.
      */
     boolean coreRoundTrip() {
-        return bed == null && ranks >= 2 && ranks <= Runtime.getRuntime().availableProcessors();
+        return io.jccl.bench.CoreRoundTrip.applies(bed != null, ranks, Runtime.getRuntime().availableProcessors());
     }
 
     private static String fmtNs(double ns) {

@@ -76,7 +76,7 @@ public final class BenchWorkerCommand implements Callable<Integer> {
             rows.add(new Bench.Row(op, n.get("algorithm").asText(), n.get("bytes").asLong(), n.get("count").asLong(),
                     world, n.get("timeUs").asDouble(), n.get("wrong").asLong(), n.get("cpu").asDouble() < 0 ? Double.NaN : n.get("cpu").asDouble(),
                     n.get("inPlaceUs").asDouble() < 0 ? Double.NaN : n.get("inPlaceUs").asDouble(), null,
-                    n.get("coreRoundTripNs").asDouble() < 0 ? Double.NaN : n.get("coreRoundTripNs").asDouble()));
+                    n.path("coreRoundTripNs").asDouble(-1) < 0 ? Double.NaN : n.path("coreRoundTripNs").asDouble()));
         }
         return rows;
     }

@@ -6,7 +6,8 @@
  * With "rtt", before each size ranks 0 and 1 also measure the round trip of a cache line between their cores, as
  * jccl's bench does (io.jccl.bench.CoreRoundTrip): a counter passed through two lines 256 bytes apart of a window
  * of shared memory (MPI_Win_allocate_shared), release stores and acquire loads, a warm-up window and eleven timed
- * windows of 5,000 round trips, the median window's ns per round trip ("coreRoundTripNs"; -1 where not measured).
+ * windows of 5,000 round trips, the median window's ns per round trip ("coreRoundTripNs"; -1 where not measured; a
+ * window over 0.2 s, ranks sharing a core, or a partner silent for 2 s turns it off).
  *
  * Per timed iteration: MPI_Barrier, clock, one op, clock; per-iteration time = max over ranks (one
  * MPI_Allreduce MAX at the end), size time = median over iterations. float32, SUM. OP: all_reduce (in place),
@@ -32,16 +33,28 @@ static double now_ns(void) {
     return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
-/* Spins until *at holds v; 0 after 2 s without it. */
+/* A spinning thread's hint to the core, where the compiler has one. */
+static inline void spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins until *at holds v; 0 if it holds -1 (rank 0 stopped the measurement) or after 2 s without v. */
 static int await_value(volatile long *at, long v) {
     double since = 0;
-    for (long spin = 1; __atomic_load_n(at, __ATOMIC_ACQUIRE) != v; spin++) {
+    for (long spin = 1;; spin++) {
+        long seen = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+        if (seen == v) break;
+        if (seen == -1) return 0;
         if ((spin & 4095) == 0) {
             double t = now_ns();
             if (since == 0) since = t;
             else if (t - since > 2e9) return 0;
         }
-        __builtin_ia32_pause();
+        spin_pause();
     }
     return 1;
 }
@@ -64,7 +77,12 @@ static double core_rtt(long *lines, int rank, long *sent, int *on) {
                 __atomic_store_n(&lines[32], v, __ATOMIC_RELEASE);
             }
         }
-        if (k >= 0) w[k] = (now_ns() - t0) / RTT_WINDOW;
+        double took = now_ns() - t0;
+        if (answered && rank == 0 && took > 2e8) { /* over the window's budget (a shared core): stop rank 1 too */
+            __atomic_store_n(&lines[0], -1L, __ATOMIC_RELEASE);
+            answered = 0;
+        }
+        if (k >= 0) w[k] = took / RTT_WINDOW;
     }
     MPI_Allreduce(MPI_IN_PLACE, &answered, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     *on = answered;
