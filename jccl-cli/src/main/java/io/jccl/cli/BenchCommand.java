@@ -48,8 +48,8 @@ import java.util.concurrent.TimeUnit;
                 + "ratio. Where 2 or more ranks fit this host's cores (not on the bed), rtt is the round trip of a "
                 + "cache line between rank 0's and rank 1's cores measured by those ranks just before the row "
                 + "(jccl/Open MPI with --compare mpi): on a virtual machine it moves with where the host puts the "
-                + "virtual CPUs, and a small call's time with it; a ratio whose two rows ran more than 1.5x apart in "
-                + "it is marked '*'. With --algorithms auto and others, each collective's table ends with AUTO's "
+                + "virtual CPUs, and a small call's time with it; a ratio whose two rows ran more than "
+                + Bench.PLACEMENT_SPREAD + "x apart in it is marked '*'. With --algorithms auto and others, each collective's table ends with AUTO's "
                 + "time over the fastest explicit row's at each size.",
             "",
             "Progress goes to stderr (a line in place on a terminal, else a line per algorithm and peer measured); "
@@ -396,8 +396,9 @@ public final class BenchCommand implements Callable<Integer> {
                         ? "; the median of the runs'" : "") + "), which a small call's time follows");
             }
             if (placementsDiffer) {
-                out.println("# *: the two rows ran with round trips more than 1.5x apart, so the ratio compares the "
-                        + "machine's placements of the cores as much as the libraries (docs/performance.md, session 36)");
+                out.println("# *: the two rows ran with round trips more than " + Bench.PLACEMENT_SPREAD + "x apart, so "
+                        + "the ratio compares the machine's placements of the cores as much as the libraries "
+                        + "(docs/performance.md, session 36)");
             }
             List<String> against = Bench.autoAgainstBest(autoRows, explicitRows);
             if (!against.isEmpty()) {
